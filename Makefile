@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine:
+#   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443)
+#   make test    install what the tests need and run them
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+PIP     = $(VENV)/bin/pip
+STAMP   = $(VENV)/.installed
+
+.PHONY: serve test install conformance bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+serve: $(STAMP)
+	$(VENV)/bin/instancetype-webhook serve --dev --host 127.0.0.1 --port 8443
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+conformance: $(STAMP)
+	$(VENV)/bin/instancetype-webhook conformance ../shared/conformance
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,40 @@
+"""The `instancetype-webhook` console script: one module per subcommand, each with `register(subparsers)`."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Each name is a module app.cli.<name> exposing register(subparsers) that sets `func` on its parser;
+# func(args) returns the exit status.
+COMMANDS = ("expand", "validate", "conformance", "domxml", "serve", "certs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="instancetype-webhook",
+        description="Check, flatten and preview KubeVirt VirtualMachines that use instance types and preferences.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"app.cli.{name}")
+        except ModuleNotFoundError as exc:  # a subcommand still being built
+            if exc.name != f"app.cli.{name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Causes and errors as values, in upstream's wire format (metav1.StatusCause)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+FIELD_VALUE_INVALID = "FieldValueInvalid"
+FIELD_VALUE_REQUIRED = "FieldValueRequired"
+FIELD_VALUE_NOT_SUPPORTED = "FieldValueNotSupported"
+
+ErrorKind = Literal["conflict", "notFound", "badRequest", "schema"]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One metav1.StatusCause: `reason` is the cause type, `field` the offending path."""
+
+    reason: str
+    message: str
+    field: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"reason": self.reason, "message": self.message}
+        if self.field:
+            out["field"] = self.field
+        return out
+
+
+class ExpandError(Exception):
+    """Expansion failed: what `expand-vm-spec` answers with a 400/404 Status."""
+
+    def __init__(self, kind: ErrorKind, message: str, causes: list[Cause] | None = None):
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.causes: list[Cause] = list(causes or [])
+
+
+@dataclass
+class Verdict:
+    """The answer of an admission check (the instancetype stage of the VM validator, or object admission)."""
+
+    allowed: bool
+    message: str | None = None
+    code: int | None = None
+    causes: list[Cause] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def allow(cls, warnings: list[str] | None = None) -> "Verdict":
+        return cls(allowed=True, warnings=list(warnings or []))
+
+    @classmethod
+    def deny(cls, causes: list[Cause], code: int = 422) -> "Verdict":
+        return cls(allowed=False, message=", ".join(c.message for c in causes), code=code, causes=list(causes))

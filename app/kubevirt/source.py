@@ -1,0 +1,58 @@
+"""Where referenced objects come from: the one small interface the core asks, and an in-memory one.
+
+Kinds are always the canonical kind names below; a Source returns the raw object (a dict with
+`metadata` and `spec`) or None when it does not exist. Implementations live in `app.sources`
+(YAML catalogue, live cluster cache); the core never knows which.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Protocol
+
+INSTANCETYPE = "VirtualMachineInstancetype"
+CLUSTER_INSTANCETYPE = "VirtualMachineClusterInstancetype"
+PREFERENCE = "VirtualMachinePreference"
+CLUSTER_PREFERENCE = "VirtualMachineClusterPreference"
+CONTROLLER_REVISION = "ControllerRevision"
+KINDS = (INSTANCETYPE, CLUSTER_INSTANCETYPE, PREFERENCE, CLUSTER_PREFERENCE)
+CLUSTER_SCOPED = frozenset({CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE})
+
+
+class Source(Protocol):
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """The object of `kind` (canonical) named `name`; `namespace` is ignored for cluster kinds."""
+
+    def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
+        """The apps/v1 ControllerRevision `name` in `namespace`, or None."""
+
+
+class InMemorySource:
+    """A Source over objects held in memory (conformance inputs, CLI files, the bundled catalogue)."""
+
+    def __init__(self, objects: Iterable[dict[str, Any]] = (), default_namespace: str = "default"):
+        self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.default_namespace = default_namespace
+        for obj in objects:
+            self.add(obj)
+
+    def add(self, obj: dict[str, Any]) -> None:
+        kind = obj.get("kind", "")
+        meta = obj.get("metadata") or {}
+        ns = "" if kind in CLUSTER_SCOPED else (meta.get("namespace") or self.default_namespace)
+        self._objects[(kind, ns, meta.get("name", ""))] = obj
+
+    def remove(self, kind: str, name: str, namespace: str | None = None) -> None:
+        ns = "" if kind in CLUSTER_SCOPED else (namespace or self.default_namespace)
+        self._objects.pop((kind, ns, name), None)
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        ns = "" if kind in CLUSTER_SCOPED else (namespace or self.default_namespace)
+        return self._objects.get((kind, ns, name))
+
+    def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
+        return self._objects.get((CONTROLLER_REVISION, namespace, name))
+
+    def objects(self) -> list[dict[str, Any]]:
+        return list(self._objects.values())
+
+    def __len__(self) -> int:
+        return len(self._objects)
