@@ -1,0 +1,61 @@
+"""A Source over YAML/JSON files: a directory of manifests, or the bundled catalogue by default."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from app.catalog import CATALOG_DIR
+from app.kubevirt.source import CONTROLLER_REVISION, KINDS, InMemorySource
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+LIST_KINDS = frozenset(f"{kind}List" for kind in (*KINDS, CONTROLLER_REVISION)) | {"List"}
+
+
+class CatalogError(ValueError):
+    """A manifest that cannot be read or is not a Kubernetes object."""
+
+
+def iter_documents(text: str, origin: str = "<input>") -> Iterator[dict[str, Any]]:
+    """Every object in a multi-document YAML or JSON text; `List` kinds are flattened."""
+    try:
+        docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{origin}: not valid YAML or JSON: {exc}".splitlines()[0]) from exc
+    for doc in docs:
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise CatalogError(f"{origin}: expected a Kubernetes object, got {type(doc).__name__}")
+        if doc.get("kind") in LIST_KINDS and isinstance(doc.get("items"), list):
+            yield from (item for item in doc["items"] if isinstance(item, dict))
+        else:
+            yield doc
+
+
+def is_reference_object(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") in KINDS or obj.get("kind") == CONTROLLER_REVISION
+
+
+def manifest_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in MANIFEST_SUFFIXES)
+
+
+def load_objects(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogError(f"{path}: cannot read: {exc}") from exc
+        objects.extend(obj for obj in iter_documents(text, str(path)) if is_reference_object(obj))
+    return objects
+
+
+def load_catalog(directory: str | Path | None = None, default_namespace: str = "default") -> InMemorySource:
+    """The instance types, preferences and ControllerRevisions found under `directory` (bundled if None)."""
+    root = Path(directory) if directory is not None else CATALOG_DIR
+    if not root.is_dir():
+        raise CatalogError(f"{root}: not a directory")
+    return InMemorySource(load_objects(manifest_files(root)), default_namespace=default_namespace)
