@@ -1,0 +1,105 @@
+"""Admission of instance type and preference objects (spec 3.8)."""
+import pytest
+
+from app.kubevirt.objects import admit_object
+
+IT_KINDS = ["VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"]
+PREF_KINDS = ["VirtualMachinePreference", "VirtualMachineClusterPreference"]
+
+
+def obj(kind: str, spec) -> dict:
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": {"name": "x"}, "spec": spec}
+
+
+def it_spec(**memory) -> dict:
+    return {"cpu": {"guest": 2}, "memory": {"guest": "2Gi", **memory}}
+
+
+@pytest.mark.parametrize("kind", IT_KINDS)
+def test_valid_instancetype_is_allowed_without_warnings(kind):
+    verdict = admit_object(obj(kind, it_spec()))
+    assert verdict.allowed and verdict.warnings == []
+
+
+@pytest.mark.parametrize("kind", IT_KINDS)
+def test_overcommit_out_of_range(kind):
+    verdict = admit_object(obj(kind, it_spec(overcommitPercent=150)))
+    assert not verdict.allowed and verdict.code == 422
+    assert [c.to_dict() for c in verdict.causes] == [
+        {
+            "reason": "FieldValueInvalid",
+            "field": "spec.memory.overcommitPercent",
+            "message": "spec.memory.overcommitPercent '150': must be in range between 0 and 100.",
+        }
+    ]
+
+
+def test_overcommit_with_hugepages():
+    verdict = admit_object(obj(IT_KINDS[0], it_spec(overcommitPercent=10, hugepages={"pageSize": "2Mi"})))
+    assert verdict.message == "spec.memory.overcommitPercent and spec.memory.hugepages should not be requested together."
+    assert verdict.causes[0].field == "spec.memory.overcommitPercent"
+
+
+def test_launch_security_is_deprecated_but_allowed():
+    spec = {**it_spec(), "launchSecurity": {"sev": {}}}
+    verdict = admit_object(obj(IT_KINDS[1], spec))
+    assert verdict.allowed
+    assert verdict.warnings == ["launchSecurity is deprecated and will be removed in a future release. Use preference instead."]
+
+
+def test_missing_required_fields_are_schema_causes():
+    verdict = admit_object(obj(IT_KINDS[0], {"cpu": {}, "memory": {"guest": "not-a-quantity"}}))
+    assert not verdict.allowed and verdict.code == 422
+    assert [c.field for c in verdict.causes] == ["spec.cpu.guest", "spec.memory.guest"]
+    assert verdict.causes[0].message == "spec.cpu.guest in body is required"
+    assert admit_object({"kind": IT_KINDS[0], "metadata": {"name": "x"}}).causes[0].field == "spec"
+    assert [c.field for c in admit_object(obj(IT_KINDS[0], {"cpu": {"guest": "two"}, "memory": {"guest": 1}})).causes] == [
+        "spec.cpu.guest"
+    ]
+
+
+@pytest.mark.parametrize("kind", PREF_KINDS)
+def test_unknown_topology(kind):
+    verdict = admit_object(obj(kind, {"cpu": {"preferredCPUTopology": "diagonal"}}))
+    assert [(c.field, c.message) for c in verdict.causes] == [("spec.cpu.preferredCPUTopology", "unknown preferredCPUTopology diagonal")]
+
+
+@pytest.mark.parametrize("old,new", [("preferSockets", "sockets"), ("preferSpread", "spread"), ("preferAny", "any")])
+def test_deprecated_topology_warns(old, new):
+    verdict = admit_object(obj(PREF_KINDS[0], {"cpu": {"preferredCPUTopology": old}}))
+    assert verdict.allowed
+    assert verdict.warnings == [f"PreferredCPUTopology {old} is deprecated for removal in a future release, please use {new} instead"]
+
+
+def test_spread_across_unsupported():
+    verdict = admit_object(obj(PREF_KINDS[0], {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "Sockets"}}}))
+    assert [(c.field, c.message) for c in verdict.causes] == [("spec.cpu.spreadOptions.across", "across Sockets is not supported")]
+
+
+def test_cores_threads_needs_ratio_two():
+    bad = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads", "ratio": 4}}}
+    verdict = admit_object(obj(PREF_KINDS[1], bad))
+    assert verdict.causes[0].field == "spec.cpu.spreadOptions.ratio"
+    assert verdict.causes[0].message == "only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads"
+    legacy = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}}, "preferSpreadSocketToCoreRatio": 3}
+    assert not admit_object(obj(PREF_KINDS[1], legacy)).allowed
+    ok = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}}}
+    assert admit_object(obj(PREF_KINDS[1], ok)).allowed
+
+
+def test_across_ignored_without_spread():
+    assert admit_object(obj(PREF_KINDS[0], {"cpu": {"preferredCPUTopology": "cores", "spreadOptions": {"across": "X"}}})).allowed
+
+
+def test_preference_requirements_schema():
+    verdict = admit_object(obj(PREF_KINDS[0], {"requirements": {"cpu": {}, "memory": {}}}))
+    assert [c.field for c in verdict.causes] == ["spec.requirements.cpu.guest", "spec.requirements.memory.guest"]
+
+
+def test_delete_and_connect_are_not_checked():
+    assert admit_object(obj(PREF_KINDS[0], {"cpu": {"preferredCPUTopology": "diagonal"}}), operation="DELETE").allowed
+
+
+def test_other_kinds_are_a_bad_request():
+    verdict = admit_object({"kind": "VirtualMachine", "spec": {}})
+    assert not verdict.allowed and verdict.code == 400 and "VirtualMachine" in verdict.message
