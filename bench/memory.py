@@ -1,0 +1,122 @@
+"""Memory and start-up check of the shipped server process.
+
+1. `serve` with the bundled catalogue: seconds from spawn to the first 200 on /readyz, and RSS
+   when ready and after a burst of /mutate requests.
+2. `serve --catalog DIR` where DIR holds the bundled catalogue plus N generated instance types
+   and preferences (10,000 by default, a quarter of each of the four kinds, the namespaced ones
+   spread over 50 namespaces), modelled on the bundled objects: the same figures.
+RSS is the resident set of the server process and its children, from /proc.
+
+Run alone: python bench/memory.py [--objects 10000]
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from answers import post  # noqa: E402
+from review import write_review  # noqa: E402
+from servers import HOST, Server, free_port  # noqa: E402
+from targets import ROOT, Tls, serve_argv  # noqa: E402
+from tlsfiles import write_self_signed  # noqa: E402
+
+from app.catalog import CATALOG_DIR  # noqa: E402
+from app.kubevirt.source import (  # noqa: E402
+    CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE,
+)
+from app.sources.catalog import load_catalog  # noqa: E402
+
+NAMESPACES = 50
+BURST = 200
+GENERATED_KINDS = (CLUSTER_INSTANCETYPE, INSTANCETYPE, CLUSTER_PREFERENCE, PREFERENCE)
+
+
+def _templates() -> dict[str, list[dict[str, Any]]]:
+    objects = load_catalog().objects()
+    by_kind = {kind: [o for o in objects if o["kind"] == kind] for kind in (CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE)}
+    return {CLUSTER_INSTANCETYPE: by_kind[CLUSTER_INSTANCETYPE], INSTANCETYPE: by_kind[CLUSTER_INSTANCETYPE],
+            CLUSTER_PREFERENCE: by_kind[CLUSTER_PREFERENCE], PREFERENCE: by_kind[CLUSTER_PREFERENCE]}
+
+
+def generated_object(kind: str, index: int, template: dict[str, Any]) -> dict[str, Any]:
+    obj = copy.deepcopy(template)
+    meta = obj["metadata"]
+    obj["kind"] = kind
+    meta["name"] = f"{meta['name']}-g{index}"
+    meta["uid"] = f"00000000-0000-4000-8000-{index:012d}"
+    meta["generation"] = 1
+    if kind in (INSTANCETYPE, PREFERENCE):
+        meta["namespace"] = f"tenant-{index % NAMESPACES}"
+    return obj
+
+
+def generate_catalog(directory: Path, count: int) -> int:
+    """Write the bundled catalogue plus `count` generated objects under `directory`; return the total."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in CATALOG_DIR.glob("*.yaml"):
+        shutil.copy(path, directory / path.name)
+    templates = _templates()
+    objects = []
+    for index in range(count):
+        kind = GENERATED_KINDS[index % len(GENERATED_KINDS)]
+        pool = templates[kind]
+        objects.append(generated_object(kind, index, pool[index % len(pool)]))
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    (directory / "generated.yaml").write_text(yaml.dump_all(objects, Dumper=dumper, sort_keys=False))
+    return count + len(load_catalog().objects())
+
+
+def measure_server(name: str, argv: list[str], base_url: str, body: bytes, logs: Path,
+                   cpus: set[int] | None = None) -> dict[str, Any]:
+    server = Server(name, argv, base_url, cpus=cpus, log_path=logs / f"{name}.log", env={"PYTHONPATH": str(ROOT)})
+    with server:
+        ready_s = server.wait_ready(timeout=120)
+        rss_ready = server.rss_bytes()
+        statuses = [post(base_url + "/mutate", body)[0] for _ in range(BURST)]
+        return {
+            "ready_s": round(ready_s, 3),
+            "rss_ready_bytes": rss_ready,
+            "rss_after_requests_bytes": server.rss_bytes(),
+            "requests": BURST,
+            "requests_ok": sum(status == 200 for status in statuses),
+        }
+
+
+def measure(workdir: Path, tls: Tls, objects: int, cpus: set[int] | None = None) -> dict[str, Any]:
+    """Both checks; `workdir` receives the generated catalogue, the review body and the logs."""
+    body = write_review(workdir / "review.json")
+    results: dict[str, Any] = {}
+    port = free_port()
+    results["bundled"] = measure_server("memory-bundled", serve_argv(port, tls), f"https://{HOST}:{port}",
+                                        body, workdir, cpus)
+    total = generate_catalog(workdir / "catalog", objects)
+    port = free_port()
+    big = measure_server("memory-generated", serve_argv(port, tls, workdir / "catalog"),
+                         f"https://{HOST}:{port}", body, workdir, cpus)
+    results["generated"] = {"objects": total, "generated_objects": objects, **big}
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="RSS and time-to-ready of the webhook server")
+    parser.add_argument("--objects", type=int, default=10_000, help="generated instance types and preferences")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+        workdir = Path(tmp)
+        tls = write_self_signed(workdir)
+        print(orjson.dumps(measure(workdir, tls, args.objects), option=orjson.OPT_INDENT_2).decode())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""The benchmark, in one command: our webhook against the bare-server floor, side by side.
+
+    python bench/run.py              # full run (about 3 minutes on 2 cores)
+    python bench/run.py --quick      # a few-second smoke of the harness (what CI runs)
+
+On loopback it starts the floor (bench/floor_app.py) and our service (one uvicorn worker, policy
+expand, the bundled catalogue), over plain HTTP and TLS; drives the floor, /mutate and /validate in
+turn with wrk (one thread, the same Lua script POSTing the same AdmissionReview) at each concurrency;
+prints requests/s, p50, p99 and the ratios ours/floor; runs the library benchmark
+(bench/expand_bench.py) and the memory/start-up check (bench/memory.py); and writes everything,
+with the machine's description, as JSON to bench/results/.
+
+With two or more CPUs, the servers are pinned to the first and wrk to the second, so that the
+load generator and the server under test do not share a core.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import memory  # noqa: E402
+import report  # noqa: E402
+from answers import check_answer  # noqa: E402
+from load import LoadError, run_wrk, wrk_path, wrk_version  # noqa: E402
+from machine import describe  # noqa: E402
+from review import INSTANCETYPE, PREFERENCE, write_review  # noqa: E402
+from servers import Server  # noqa: E402
+from targets import BENCH, ENDPOINTS, PY, TRANSPORTS, Endpoint, Tls, build_server  # noqa: E402
+from tlsfiles import write_self_signed  # noqa: E402
+
+LIBRARY_BENCH = BENCH / "expand_bench.py"
+RESULTS_DIR = BENCH / "results"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Webhook throughput/latency against the floor, memory and start-up.")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 1 s per row, concurrency 16 only, 1,000 generated objects")
+    parser.add_argument("--duration", type=int, default=10, help="seconds of load per row (default 10)")
+    parser.add_argument("--warmup", type=int, default=1, help="seconds of unmeasured load before each row")
+    parser.add_argument("--concurrency", default="1,16", help="comma-separated connection counts")
+    parser.add_argument("--transports", default=",".join(TRANSPORTS), help="plain,tls")
+    parser.add_argument("--targets", default="floor,mutate,validate")
+    parser.add_argument("--objects", type=int, default=10_000, help="generated objects for the memory check")
+    parser.add_argument("--skip-library", action="store_true", help="do not run bench/expand_bench.py")
+    parser.add_argument("--skip-memory", action="store_true", help="do not run the memory/start-up check")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin servers and wrk to separate CPUs")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.duration, args.warmup, args.concurrency = 1, 0, "16"
+        args.objects = min(args.objects, 1_000)
+    args.concurrency = [int(c) for c in args.concurrency.split(",") if c]
+    args.transports = [t for t in args.transports.split(",") if t]
+    args.targets = [t for t in args.targets.split(",") if t]
+    return args
+
+
+def cpu_split(pin: bool) -> tuple[set[int] | None, set[int] | None]:
+    """(server CPUs, wrk CPUs): the first allowed CPU for servers, the second for wrk."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if not pin or len(cpus) < 2:
+        return None, None
+    return {cpus[0]}, {cpus[1]}
+
+
+def start_servers(stack: ExitStack, endpoints: list[Endpoint], transports: list[str], tls: Tls,
+                  logs: Path, cpus: set[int] | None) -> dict[tuple[str, str], Server | str]:
+    """Every server the endpoints need, per transport; a value is the error text if one failed."""
+    servers: dict[tuple[str, str], Server | str] = {}
+    for transport in transports:
+        for kind in dict.fromkeys(e.server for e in endpoints):
+            server = stack.enter_context(build_server(kind, transport, tls, logs, cpus))
+            try:
+                server.wait_ready()
+                servers[(kind, transport)] = server
+            except RuntimeError as exc:
+                servers[(kind, transport)] = str(exc)
+    return servers
+
+
+def drive(endpoint: Endpoint, server: Server | str, transport: str, concurrency: int, body: bytes,
+          body_file: Path, args: argparse.Namespace, wrk_cpus: set[int] | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"target": endpoint.target, "path": endpoint.path, "transport": transport,
+                           "concurrency": concurrency, "duration_s": args.duration}
+    if isinstance(server, str):
+        return {**row, "error": f"server did not start: {server}"}
+    url = server.base_url + endpoint.path
+    answer = check_answer(url, body, endpoint.want_patch)
+    row["answer"] = answer
+    if answer["problems"]:
+        return {**row, "error": "; ".join(answer["problems"])}
+    try:
+        if args.warmup:
+            run_wrk(url, body_file, concurrency, args.warmup, wrk_cpus)
+        row.update(run_wrk(url, body_file, concurrency, args.duration, wrk_cpus))
+    except (LoadError, subprocess.TimeoutExpired) as exc:
+        row["error"] = str(exc)
+    return row
+
+
+def library_benchmark(quick: bool) -> dict[str, Any]:
+    """Run bench/expand_bench.py (the expansion core's own benchmark) and keep what it prints."""
+    if not LIBRARY_BENCH.exists():
+        return {"error": f"{LIBRARY_BENCH.name} is not there yet"}
+    help_text = subprocess.run([PY, str(LIBRARY_BENCH), "--help"], capture_output=True, text=True,
+                               timeout=60, check=False).stdout
+    argv = [PY, str(LIBRARY_BENCH)] + [flag for flag in ("--quick", "--json")
+                                       if flag in help_text and (flag != "--quick" or quick)]
+    started = time.monotonic()
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    out: dict[str, Any] = {"argv": argv[1:], "exit_status": result.returncode,
+                           "seconds": round(time.monotonic() - started, 2)}
+    parsed = _last_json(result.stdout)
+    out["results" if parsed is not None else "stdout"] = parsed if parsed is not None else result.stdout[-4000:]
+    if result.returncode != 0:
+        out["error"] = result.stderr.strip()[-2000:] or f"exit status {result.returncode}"
+    return out
+
+
+def _last_json(text: str) -> Any:
+    """The JSON document the library benchmark printed: the whole output, or its last JSON line."""
+    for candidate in [text, *reversed(text.strip().splitlines())]:
+        try:
+            return orjson.loads(candidate)
+        except orjson.JSONDecodeError:
+            continue
+    return None
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    endpoints = [e for e in ENDPOINTS if e.target in args.targets]
+    server_cpus, wrk_cpus = cpu_split(not args.no_pin)
+    results: dict[str, Any] = {
+        "machine": describe(wrk_version()),
+        "settings": {"quick": args.quick, "duration_s": args.duration, "warmup_s": args.warmup,
+                     "concurrency": args.concurrency, "transports": args.transports, "wrk_threads": 1,
+                     "server_workers": 1, "policy": "expand", "catalog": "bundled",
+                     "review": f"VM CREATE, cluster instance type {INSTANCETYPE} + cluster preference {PREFERENCE}",
+                     "server_cpus": sorted(server_cpus or []), "wrk_cpus": sorted(wrk_cpus or [])},
+        "runs": [],
+    }
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp, ExitStack() as stack:
+        workdir = Path(tmp)
+        tls = write_self_signed(workdir)
+        body_file = workdir / "review.json"
+        body = write_review(body_file)
+        results["settings"]["review_bytes"] = len(body)
+        servers = start_servers(stack, endpoints, args.transports, tls, workdir, server_cpus)
+        results["servers"] = {f"{kind}-{transport}": (s if isinstance(s, str) else {"ready_s": round(s.ready_s or 0, 3)})
+                              for (kind, transport), s in servers.items()}
+        for transport in args.transports:
+            for concurrency in args.concurrency:
+                for endpoint in endpoints:
+                    row = drive(endpoint, servers[(endpoint.server, transport)], transport, concurrency,
+                                body, body_file, args, wrk_cpus)
+                    results["runs"].append(row)
+                    print(f"  {transport:<5} c{concurrency:<3} {endpoint.target:<9} "
+                          f"{row.get('requests_per_s', 0):9.0f} req/s" + (f"  ERROR {row['error']}" if 'error' in row else ""),
+                          flush=True)
+        stack.close()
+        if not args.skip_memory:
+            print(f"  memory and start-up check ({args.objects} generated objects) ...", flush=True)
+            try:
+                results["memory"] = memory.measure(workdir, tls, args.objects, server_cpus)
+            except RuntimeError as exc:
+                results["memory"] = {"error": str(exc)}
+    if not args.skip_library:
+        print("  library benchmark (bench/expand_bench.py) ...", flush=True)
+        results["library"] = library_benchmark(args.quick)
+    report.add_ratios(results["runs"])
+    results["targets"] = report.verdicts(results["runs"], results.get("memory"))
+    return results
+
+
+def failures(results: dict[str, Any]) -> list[str]:
+    """Harness failures (not target misses): rows without figures, errors, a failed check."""
+    found = [f"{r['transport']} c{r['concurrency']} {r['target']}: {r.get('error') or str(r.get('error_count')) + ' errors'}"
+             for r in results["runs"] if r.get("error") or r.get("error_count")]
+    for part in ("memory", "library"):
+        if isinstance(results.get(part), dict) and results[part].get("error"):
+            found.append(f"{part}: {results[part]['error']}")
+    return found
+
+
+def print_summary(results: dict[str, Any], path: Path) -> None:
+    machine = results["machine"]
+    print(f"\n{machine['cpu_model']}, {machine['cores']} cores, Python {machine['python']}, {machine['date']}")
+    print(report.table(results["runs"]))
+    mem = results.get("memory") or {}
+    for name in ("bundled", "generated"):
+        part = mem.get(name)
+        if part:
+            print(f"memory {name:<9}: {part.get('objects', 'bundled')} objects, ready {part['ready_s']:.2f} s, "
+                  f"RSS {part['rss_ready_bytes'] / report.MiB:.1f} MiB ready, "
+                  f"{part['rss_after_requests_bytes'] / report.MiB:.1f} MiB after {part['requests']} requests")
+    library = results.get("library")
+    if library:
+        print(f"library benchmark: exit {library.get('exit_status')}, {library.get('seconds')} s"
+              + (f", {library['error']}" if library.get("error") else ""))
+    print("targets (issue 6):")
+    print(report.verdict_lines(results["targets"]))
+    print(f"results: {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        wrk_path()
+    except LoadError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    results = run(args)
+    path = report.write_results(results, args.results_dir, "quick" if args.quick else "full")
+    print_summary(results, path)
+    problems = failures(results)
+    for problem in problems:
+        print(f"bench: harness problem: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
