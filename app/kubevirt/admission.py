@@ -1,0 +1,122 @@
+"""Admission answers: the instance type / preference stage of the VM validating webhook, and object admission.
+
+`validate_vm` follows upstream's VM validating webhook (vms-admitter.go + pkg/instancetype/webhooks/vm):
+
+1. resolve the instance type and the preference; a lookup error (not found, unknown kind, missing
+   revision) is *ignored* for that object, as upstream does, and reported as a warning;
+2. if either resolved: the spread divisibility check (its one cause is the only answer), then the
+   instance type and preference are applied to a copy of the VM and every conflict is a cause;
+3. VMI spec defaults are applied to that copy;
+4. the preference requirements are checked against it (first failure only).
+
+A rejection built from causes is code 422 with the cause messages joined by ", " (at most 10 causes are
+kept; the message then ends with ", and <k> more validation errors"); a rejection built from an error
+is code 400 with the error text and no causes.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from app.kubevirt.causes import Cause, ExpandError, Verdict
+from app.kubevirt.expand import apply_specs, apply_vmi_defaults
+from app.kubevirt.find import find_instancetype_spec, find_preference_spec
+from app.kubevirt.objects import admit_object
+from app.kubevirt.preference.requirements import check_requirements
+from app.kubevirt.preference.validation import check_spread
+from app.kubevirt.quantity import QuantityError
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from app.kubevirt.source import Source
+
+__all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "validate_vm"]
+
+MAX_CAUSES = 10
+MAX_WARNING_LENGTH = 120
+
+Spec = dict[str, Any]
+
+
+def reject(causes: list[Cause]) -> Verdict:
+    """A 422 rejection from causes, as upstream's ToAdmissionResponse builds it."""
+    kept = list(causes[:MAX_CAUSES])
+    message = ", ".join(cause.message for cause in kept)
+    if len(causes) > MAX_CAUSES:
+        message += f", and {len(causes) - MAX_CAUSES} more validation errors"
+    return Verdict(allowed=False, message=message, code=422, causes=kept)
+
+
+def error(message: str) -> Verdict:
+    """A 400 rejection from an error, as upstream's ToAdmissionResponseError builds it."""
+    return Verdict(allowed=False, message=message, code=400)
+
+
+def ignored_lookup_warning(noun: str, matcher: Mapping[str, Any], exc: ExpandError) -> str:
+    """`<noun> not checked: <lookup error>`, at most 120 characters, always naming the object."""
+    text = f"{noun} not checked: {exc.message}"
+    if len(text) <= MAX_WARNING_LENGTH:
+        return text
+    name = str(matcher.get("name") or matcher.get("revisionName") or "")
+    head = f'{noun} not checked: "'
+    tail = f'" {exc.kind}'
+    room = MAX_WARNING_LENGTH - len(head) - len(tail)
+    if len(name) > room:
+        keep = max(room - 3, 0)
+        name = name[: keep // 2 + keep % 2] + "..." + name[len(name) - keep // 2 :] if keep else "..."
+    return head + name + tail
+
+
+def _lookup(
+    vm: dict[str, Any], source: Source, key: str, noun: str, find: Callable[[dict[str, Any], Source], Spec | None],
+    warnings: list[str],
+) -> Spec | None:
+    try:
+        return find(vm, source)
+    except ExpandError as exc:
+        warnings.append(ignored_lookup_warning(noun, (vm.get("spec") or {}).get(key) or {}, exc))
+        return None
+
+
+def _shape_error(vm: Any) -> str | None:
+    if not isinstance(vm, Mapping):
+        return "the VirtualMachine is not a JSON object"
+    if not isinstance(vm.get("spec", {}), Mapping):
+        return "spec of the VirtualMachine is not an object"
+    for key in ("instancetype", "preference", "template"):
+        if not isinstance((vm.get("spec") or {}).get(key, {}) or {}, Mapping):
+            return f"spec.{key} of the VirtualMachine is not an object"
+    return None
+
+
+def validate_vm(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> Verdict:
+    """The instance type / preference stage of upstream's VM validating webhook; the VM is never modified."""
+    problem = _shape_error(vm)
+    if problem is not None:
+        return error(problem)
+    if (vm.get("metadata") or {}).get("deletionTimestamp"):
+        return Verdict.allow()
+    warnings: list[str] = []
+    instancetype = _lookup(vm, source, "instancetype", "instance type", find_instancetype_spec, warnings)
+    preference = _lookup(vm, source, "preference", "preference", find_preference_spec, warnings)
+    if instancetype is None and preference is None:
+        return Verdict.allow(warnings)
+    try:
+        verdict = _check(vm, instancetype, preference, settings)
+    except ExpandError as exc:  # the defaults refused (e.g. bridge binding not permitted)
+        return error(exc.message)
+    except QuantityError as exc:
+        return error(str(exc))
+    verdict.warnings = warnings + verdict.warnings
+    return verdict
+
+
+def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | None, settings: ClusterSettings) -> Verdict:
+    spread = check_spread(instancetype, preference)
+    if spread is not None:
+        return reject([spread])
+    applied, conflicts = apply_specs(vm, instancetype, preference, settings)
+    if conflicts:
+        return reject(conflicts)
+    apply_vmi_defaults(applied, settings)
+    shortfall = check_requirements(instancetype, preference, applied["spec"]["template"]["spec"])
+    if shortfall is not None:
+        return reject([shortfall])
+    return Verdict.allow()
