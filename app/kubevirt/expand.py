@@ -1,0 +1,128 @@
+"""Expansion: a VirtualMachine plus the instance type and preference it references -> the flat VM,
+exactly as upstream KubeVirt's `expand-vm-spec` (pkg/instancetype/expand) answers.
+
+Public API (plain dicts in, plain dicts out; inputs are never mutated):
+
+    expand(vm, source, settings=DEFAULT_SETTINGS) -> dict
+        The flat VM, or raises ExpandError(kind, message, causes):
+        `notFound` (Kubernetes NotFound text), `badRequest` (unknown matcher kind, undecodable
+        revision, refused default interface), `conflict` (one FieldValueInvalid cause per path).
+        A VM with neither matcher is returned unchanged (the same object, no defaults).
+
+    find_specs(vm, source) -> (instancetype_spec | None, preference_spec | None)
+        Resolve both matchers (instance type first); raises ExpandError notFound/badRequest.
+
+    apply_specs(vm, instancetype_spec, preference_spec, settings=DEFAULT_SETTINGS) -> (new_vm, causes)
+        Never raises for conflicts: on a copy of the VM, add the default volume disks and pod
+        interface, apply the instance type (and, without conflicts, the preference) to
+        `spec.template`. `causes` are the conflicts (paths rooted at `spec.template.spec`); when
+        there are any, `new_vm` holds the partial application and must not be used as a result.
+        No VMI defaults are applied: call `apply_vmi_defaults(new_vm, settings)` for those (the
+        validating pipeline does so before checking requirements).
+
+    apply_vmi_defaults(vm, settings) -> None
+        SetDefaultVirtualMachineInstanceSpec on `vm["spec"]["template"]["spec"]`, in place.
+
+    finish_expansion(vm) -> None
+        Drop the matchers and status refs and give the VM the shape Go's encoder prints
+        (`status: {}`, template `metadata: {}`, `domain.resources: {}`, `features.acpi: {}`).
+
+Copying: only `spec.template` is deep-copied (the subtree the steps write); `metadata`, other
+`spec` keys and `status` entries are shared with the input and never written.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from app.kubevirt.apply import apply_to_template, conflicts_error
+from app.kubevirt.causes import Cause, ExpandError
+from app.kubevirt.defaults import set_default_network_interface, set_default_volume_disks, set_vmi_spec_defaults
+from app.kubevirt.find import find_instancetype_spec, find_preference_spec
+from app.kubevirt.jsondata import clone_tree
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from app.kubevirt.source import Source
+
+__all__ = [
+    "ExpandError",
+    "apply_specs",
+    "apply_vmi_defaults",
+    "expand",
+    "find_specs",
+    "finish_expansion",
+    "has_references",
+]
+
+
+def has_references(vm: dict[str, Any]) -> bool:
+    spec = vm.get("spec") or {}
+    return spec.get("instancetype") is not None or spec.get("preference") is not None
+
+
+def find_specs(vm: dict[str, Any], source: Source) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    return find_instancetype_spec(vm, source), find_preference_spec(vm, source)
+
+
+def _copy_for_write(vm: dict[str, Any]) -> dict[str, Any]:
+    new_vm = dict(vm)
+    spec = new_vm["spec"] = dict(vm.get("spec") or {})
+    template = spec.get("template")
+    spec["template"] = clone_tree(template) if isinstance(template, dict) else {}
+    return new_vm
+
+
+def _template_spec(vm: dict[str, Any]) -> dict[str, Any]:
+    template = vm["spec"]["template"]
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        spec = template["spec"] = {}
+    return spec
+
+
+def apply_specs(
+    vm: dict[str, Any],
+    instancetype_spec: dict[str, Any] | None,
+    preference_spec: dict[str, Any] | None,
+    settings: ClusterSettings = DEFAULT_SETTINGS,
+) -> tuple[dict[str, Any], list[Cause]]:
+    new_vm = _copy_for_write(vm)
+    spec = _template_spec(new_vm)
+    set_default_volume_disks(spec)
+    set_default_network_interface(spec, settings)
+    causes = apply_to_template(new_vm["spec"]["template"], instancetype_spec, preference_spec)
+    return new_vm, causes
+
+
+def apply_vmi_defaults(vm: dict[str, Any], settings: ClusterSettings = DEFAULT_SETTINGS) -> None:
+    set_vmi_spec_defaults(_template_spec(vm), settings)
+
+
+def finish_expansion(vm: dict[str, Any]) -> None:
+    spec = vm["spec"]
+    spec.pop("instancetype", None)
+    spec.pop("preference", None)
+    status = vm.get("status")
+    if isinstance(status, dict):
+        vm["status"] = {k: v for k, v in status.items() if k not in ("instancetypeRef", "preferenceRef")}
+    else:
+        vm["status"] = {}
+    template = spec["template"]
+    if not isinstance(template.get("metadata"), dict):
+        template["metadata"] = {}
+    domain = _template_spec(vm).setdefault("domain", {})
+    if not isinstance(domain.get("resources"), dict):
+        domain["resources"] = {}
+    features = domain.get("features")
+    if isinstance(features, dict) and features.get("acpi") is None:
+        features["acpi"] = {}
+
+
+def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
+    if not has_references(vm):
+        return vm
+    instancetype_spec, preference_spec = find_specs(vm, source)
+    new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
+    if causes:
+        raise conflicts_error(causes)
+    apply_vmi_defaults(new_vm, settings)
+    finish_expansion(new_vm)
+    return new_vm

@@ -1,0 +1,139 @@
+"""Matchers -> specs, through a Source (upstream `pkg/instancetype/find`, `preference/find`).
+
+Order for a matcher on a VM in namespace `ns`:
+1. no matcher -> None;
+2. `revisionName` -> the ControllerRevision `ns/<revisionName>` (missing -> NotFound);
+3. `status.<x>Ref.controllerRevisionRef.name` -> that revision, used only when its
+   `instancetype.kubevirt.io/object-name` label equals the matcher name;
+4. the kind (case-insensitive singular/plural resource name; empty = the cluster kind) picks a
+   namespaced (`ns/<name>`) or cluster (`<name>`) lookup; anything else is a bad request.
+Errors are ExpandError values carrying upstream's exact text.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.source import (
+    CLUSTER_INSTANCETYPE,
+    CLUSTER_PREFERENCE,
+    INSTANCETYPE,
+    PREFERENCE,
+    Source,
+)
+
+GROUP = "instancetype.kubevirt.io"
+OBJECT_NAME_LABEL = "instancetype.kubevirt.io/object-name"
+
+# kind -> (plural resource, singular resource)
+RESOURCES = {
+    INSTANCETYPE: ("virtualmachineinstancetypes", "virtualmachineinstancetype"),
+    CLUSTER_INSTANCETYPE: ("virtualmachineclusterinstancetypes", "virtualmachineclusterinstancetype"),
+    PREFERENCE: ("virtualmachinepreferences", "virtualmachinepreference"),
+    CLUSTER_PREFERENCE: ("virtualmachineclusterpreferences", "virtualmachineclusterpreference"),
+}
+
+
+class _Family:
+    def __init__(self, matcher_key: str, status_key: str, label: str, namespaced: str, cluster: str):
+        self.matcher_key = matcher_key
+        self.status_key = status_key
+        self.label = label
+        self.namespaced = namespaced
+        self.cluster = cluster
+        self.kinds = {name: namespaced for name in RESOURCES[namespaced]}
+        self.kinds.update({name: cluster for name in RESOURCES[cluster]})
+        self.kinds[""] = cluster
+
+    def resolve_kind(self, kind: str) -> str:
+        try:
+            return self.kinds[kind.lower()]
+        except KeyError:
+            raise ExpandError("badRequest", f"got unexpected kind in {self.label}: {kind}") from None
+
+
+INSTANCETYPE_FAMILY = _Family("instancetype", "instancetypeRef", "InstancetypeMatcher", INSTANCETYPE, CLUSTER_INSTANCETYPE)
+PREFERENCE_FAMILY = _Family("preference", "preferenceRef", "PreferenceMatcher", PREFERENCE, CLUSTER_PREFERENCE)
+
+
+def resolve_kind(matcher: dict[str, Any] | None, preference: bool = False) -> str:
+    """The canonical kind a matcher names (raises badRequest for an unknown kind)."""
+    family = PREFERENCE_FAMILY if preference else INSTANCETYPE_FAMILY
+    return family.resolve_kind(str((matcher or {}).get("kind") or ""))
+
+
+def not_found(resource: str, name: str) -> ExpandError:
+    return ExpandError("notFound", f'{resource} "{name}" not found')
+
+
+def find_instancetype_spec(vm: dict[str, Any], source: Source) -> dict[str, Any] | None:
+    """The instance type spec the VM references, or None without a matcher."""
+    return _find(vm, source, INSTANCETYPE_FAMILY)
+
+
+def find_preference_spec(vm: dict[str, Any], source: Source) -> dict[str, Any] | None:
+    """The preference spec the VM references, or None without a matcher."""
+    return _find(vm, source, PREFERENCE_FAMILY)
+
+
+def _find(vm: dict[str, Any], source: Source, family: _Family) -> dict[str, Any] | None:
+    spec = vm.get("spec") or {}
+    matcher = spec.get(family.matcher_key)
+    if matcher is None:
+        return None
+    namespace = _namespace(vm, source)
+    revision = _find_revision(vm, matcher, namespace, source, family)
+    if revision is not None:
+        return _spec_from_revision(revision, (family.namespaced, family.cluster))
+    kind = family.resolve_kind(str(matcher.get("kind") or ""))
+    name = str(matcher.get("name") or "")
+    obj = source.get(kind, name, namespace)
+    if obj is None:
+        resource = RESOURCES[kind][0]
+        raise not_found(f"{resource}.{GROUP}", name)
+    return obj.get("spec") or {}
+
+
+def _namespace(vm: dict[str, Any], source: Source) -> str:
+    ns = (vm.get("metadata") or {}).get("namespace")
+    return ns or getattr(source, "default_namespace", None) or "default"
+
+
+def _find_revision(
+    vm: dict[str, Any], matcher: dict[str, Any], namespace: str, source: Source, family: _Family
+) -> dict[str, Any] | None:
+    revision_name = matcher.get("revisionName")
+    if revision_name:
+        return _get_revision(source, str(revision_name), namespace)
+    ref = ((vm.get("status") or {}).get(family.status_key) or {})
+    cr_name = (ref.get("controllerRevisionRef") or {}).get("name")
+    if not cr_name:
+        return None
+    revision = _get_revision(source, str(cr_name), namespace)
+    labels = (revision.get("metadata") or {}).get("labels") or {}
+    if OBJECT_NAME_LABEL in labels and labels[OBJECT_NAME_LABEL] == (matcher.get("name") or ""):
+        return revision
+    return None
+
+
+def _get_revision(source: Source, name: str, namespace: str) -> dict[str, Any]:
+    revision = source.get_revision(name, namespace)
+    if revision is None:
+        raise not_found("controllerrevisions.apps", name)
+    return revision
+
+
+def _spec_from_revision(revision: dict[str, Any], kinds: tuple[str, str]) -> dict[str, Any]:
+    data = revision.get("data")
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            raise ExpandError("badRequest", "unexpected type in ControllerRevision: <undecodable>") from None
+    if not isinstance(data, dict):
+        raise ExpandError("badRequest", f"unexpected type in ControllerRevision: {type(data).__name__}")
+    kind = data.get("kind", "")
+    if kind not in kinds:
+        raise ExpandError("badRequest", f"unexpected type in ControllerRevision: {kind or '<none>'}")
+    return data.get("spec") or {}

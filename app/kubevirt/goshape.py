@@ -1,0 +1,49 @@
+"""The shape Go's JSON encoder gives values copied from instance types and preferences.
+
+Upstream decodes these objects into Go structs and the VM is printed from structs again, so a
+copied value loses what Go would not print: nil pointers (`null`) and the zero value of
+non-pointer `omitempty` fields (`endOfInterrupt: false`, `tickPolicy: ""`, ...). Pointer fields keep
+their zero values (`present: false` on a timer stays). A Shape names, for one API type, its
+non-pointer omitempty scalar fields and the shapes of its nested fields.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Shape:
+    plain: frozenset[str] = frozenset()
+    children: dict[str, "Shape"] = field(default_factory=dict)
+
+
+ANY = Shape()
+APIC = Shape(frozenset({"endOfInterrupt"}))
+KVM = Shape(frozenset({"hidden"}))
+HYPERV = Shape(children={"vendorid": Shape(frozenset({"vendorId"}))})
+_TICK = Shape(frozenset({"tickPolicy"}))
+TIMER = Shape(children={"hpet": _TICK, "pit": _TICK, "rtc": Shape(frozenset({"tickPolicy", "track"}))})
+CPU_FEATURE = Shape(frozenset({"policy"}))
+LAUNCH_SECURITY = Shape(children={"sev": Shape(frozenset({"session", "dhCert"}))})
+REALTIME = Shape(frozenset({"mask"}))
+HUGEPAGES = Shape(frozenset({"pageSize"}))
+DEVICE = Shape(frozenset({"tag"}))  # GPU and HostDevice items
+
+
+def go_clone(value: Any, shape: Shape = ANY) -> Any:
+    """A deep copy of `value` as Go would print it after decoding it into the type `shape` describes."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if item is None or (key in shape.plain and _is_zero(item)):
+                continue
+            out[key] = go_clone(item, shape.children.get(key, ANY))
+        return out
+    if isinstance(value, list):
+        return [go_clone(item, shape) for item in value]
+    return value
+
+
+def _is_zero(value: Any) -> bool:
+    return value is False or value == 0 or value == ""
