@@ -1,0 +1,35 @@
+"""Prometheus metrics of the webhook, in a registry of their own, served on plain HTTP (--metrics-port)."""
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "instancetype_webhook_requests", "Admission reviews answered",
+            ("endpoint", "operation", "kind", "outcome"), registry=self.registry)
+        self.latency = Histogram(
+            "instancetype_webhook_request_duration_seconds", "Time to answer a request",
+            ("endpoint",), buckets=BUCKETS, registry=self.registry)
+        self.in_flight = Gauge(
+            "instancetype_webhook_requests_in_flight", "Requests being answered", registry=self.registry)
+        self.errors = Counter(
+            "instancetype_webhook_errors", "Requests that could not be answered normally",
+            ("endpoint", "reason"), registry=self.registry)
+        self.tls_reloads = Counter(
+            "instancetype_webhook_tls_reloads", "Certificate reloads", registry=self.registry)
+
+    def observe(self, endpoint: str, operation: str, kind: str, outcome: str, seconds: float) -> None:
+        self.requests.labels(endpoint, operation, kind, outcome).inc()
+        self.latency.labels(endpoint).observe(seconds)
+
+    def error(self, endpoint: str, reason: str) -> None:
+        self.errors.labels(endpoint, reason).inc()
+
+    def serve(self, port: int, host: str = "") -> None:
+        """Start the plain-HTTP /metrics server in a daemon thread."""
+        start_http_server(port, addr=host or "0.0.0.0", registry=self.registry)

@@ -1,0 +1,77 @@
+"""POST /mutate: flatten VMs under the reference policy (spec 4.5) with a minimal JSONPatch.
+
+Under `expand`/`expandAll` the VM is first run through the whole instancetype validation pipeline
+(spec 3.9) as submitted, because once flat the validator can no longer check the spread ratio or
+the preference's requirements; a VM that fails is denied with the same 422 causes, never stored flat.
+Expansion errors deny too: conflicts with upstream's 422 causes, a reference that does not resolve
+with a message naming the missing object (it cannot be flattened). Anything that is not a VM
+CREATE/UPDATE is allowed untouched.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from app.kubevirt.causes import ExpandError, Verdict
+from app.patch import make_patch
+from app.server import review as rv
+from app.server.context import Outcome, ReviewContext, is_vm, namespace_of, with_namespace
+from app.server.policy import PROVENANCE_KEY, decide, provenance, with_annotation
+
+
+def _allow(review: rv.Review, kind: str, outcome: str, policy: str = "", warnings: list[str] | None = None) -> Outcome:
+    return Outcome(True, rv.response(review, Verdict.allow(warnings)), kind, outcome, policy=policy)
+
+
+def _deny(review: rv.Review, kind: str, verdict: Verdict, policy: str) -> Outcome:
+    return Outcome(False, rv.response(review, verdict), kind, "denied", policy=policy)
+
+
+def expansion_denial(exc: ExpandError, policy: str) -> Verdict:
+    if exc.kind == "conflict" and exc.causes:
+        return Verdict.deny(exc.causes)
+    message = exc.message
+    if exc.kind == "notFound":
+        message = f"{message}: the {policy} reference policy stores VMs flat, so the reference must resolve"
+    return rv.deny(message, 400, exc.causes)
+
+
+def flatten(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, Any]:
+    """The flat VM (raises ExpandError), with the provenance annotation when enabled."""
+    from app.kubevirt.expand import expand
+
+    flat = expand(with_namespace(vm, namespace), ctx.source, ctx.cluster)
+    if not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace")) and type(flat.get("metadata")) is dict:
+        flat = {**flat, "metadata": {k: v for k, v in flat["metadata"].items() if k != "namespace"}}
+    if ctx.provenance:
+        flat = with_annotation(flat, PROVENANCE_KEY, provenance(vm, namespace, ctx.source))
+    return flat
+
+
+def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
+    request = review["request"]
+    gvk = request["kind"]
+    kind = gvk.get("kind", "")
+    operation = request["operation"]
+    if not is_vm(gvk) or operation not in ("CREATE", "UPDATE"):
+        return _allow(review, kind, "skipped")
+    vm = request["object"]
+    if type(vm.get("metadata")) is dict and vm["metadata"].get("deletionTimestamp"):
+        return _allow(review, kind, "skipped")
+    namespace = namespace_of(request, vm)
+    decision = decide(ctx.policy, operation, vm, request.get("oldObject"), namespace, ctx.namespace_labels)
+    if not decision.expand:
+        return _allow(review, kind, "allowed", decision.policy, decision.warnings)
+
+    from app.kubevirt.admission import validate_vm
+
+    verdict = validate_vm(with_namespace(vm, namespace), ctx.source, ctx.cluster)
+    if not verdict.allowed:
+        return _deny(review, kind, verdict, decision.policy)
+    try:
+        flat = flatten(vm, namespace, ctx)
+    except ExpandError as exc:
+        return _deny(review, kind, expansion_denial(exc, decision.policy), decision.policy)
+    ops = make_patch(vm, flat)
+    allowed = Verdict.allow([*decision.warnings, *verdict.warnings])
+    return Outcome(True, rv.response(review, allowed, ops), kind, "patched" if ops else "allowed",
+                   patch_ops=len(ops), policy=decision.policy)

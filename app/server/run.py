@@ -1,0 +1,108 @@
+"""Start the webhook: reference source, TLS, metrics, uvicorn, and a drain on SIGTERM."""
+from __future__ import annotations
+
+import functools
+import logging
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from app.server.app import Webhook, create_app
+from app.server.context import ReviewContext
+from app.server.logs import configure
+from app.server.metrics import Metrics
+from app.server.settings import ServerSettings
+from app.server.tls import ReloadingTLS, TLSError, dev_certificate
+
+log = logging.getLogger("instancetype_webhook.server")
+
+
+class ServeError(RuntimeError):
+    """The server cannot start with these settings."""
+
+
+class DrainingServer(uvicorn.Server):
+    """On SIGTERM/SIGINT: /readyz turns false first, the listener closes `delay` seconds later, and
+    in-flight requests are drained (uvicorn's graceful shutdown). A second signal exits at once."""
+
+    def __init__(self, config: uvicorn.Config, hook: Webhook, delay: float):
+        super().__init__(config)
+        self.hook, self.delay = hook, delay
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self.hook.draining or self.delay <= 0:
+            self.hook.draining = True
+            return super().handle_exit(sig, frame)
+        self.hook.draining = True
+        log.info("draining: /readyz is false, stopping in %.1fs", self.delay)
+        timer = threading.Timer(self.delay, functools.partial(uvicorn.Server.handle_exit, self, sig, frame))
+        timer.daemon = True
+        timer.start()
+
+
+def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
+    """(source, ready(), offload, namespace_labels, description)."""
+    if settings.kubeconfig or settings.in_cluster:
+        from app.sources.cluster import ClusterSource
+
+        source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
+                                           lookup_timeout=settings.lookup_timeout)
+        source.start()
+        where = f"cluster ({settings.kubeconfig or 'in-cluster'})"
+        return source, lambda: source.synced, True, source.namespace_labels, where
+    from app.sources.catalog import CatalogError, load_catalog
+
+    try:
+        source = load_catalog(settings.catalog)
+    except CatalogError as exc:
+        raise ServeError(str(exc)) from exc
+    where = f"catalog {settings.catalog}" if settings.catalog else "bundled catalogue"
+    return source, lambda: True, False, None, where
+
+
+def tls_files(settings: ServerSettings) -> tuple[Path, Path]:
+    if settings.dev:
+        if settings.tls_cert or settings.tls_key:
+            raise ServeError("--dev makes its own certificate; do not pass --tls-cert/--tls-key with it")
+        return dev_certificate(Path(tempfile.mkdtemp(prefix="instancetype-webhook-dev-")))
+    if not (settings.tls_cert and settings.tls_key):
+        raise ServeError("TLS is required: pass --tls-cert and --tls-key, or --dev for a throw-away certificate")
+    return settings.tls_cert, settings.tls_key
+
+
+def serve(settings: ServerSettings) -> int:
+    configure(settings.log_level)
+    cert, key = tls_files(settings)
+    try:
+        tls = ReloadingTLS(cert, key, settings.tls_client_ca, settings.tls_min_version, settings.tls_reload_interval)
+    except TLSError as exc:
+        raise ServeError(str(exc)) from exc
+    source, ready, offload, namespace_labels, where = build_source(settings)
+    ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
+                        namespace_labels=namespace_labels, provenance=settings.provenance)
+    metrics = Metrics()
+    hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
+                   max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
+                   deadline_action=settings.deadline_action, offload=offload, ready=ready)
+    tls.on_reload = metrics.tls_reloads.inc
+    tls.start()
+    if settings.metrics_port:
+        metrics.serve(settings.metrics_port, settings.metrics_host)
+    config = uvicorn.Config(
+        create_app(hook), host=settings.host, port=settings.port, ssl_context_factory=tls.context_factory,
+        access_log=False, log_config=None, log_level=settings.log_level, lifespan="off",
+        timeout_graceful_shutdown=settings.shutdown_grace, server_header=False,
+    )
+    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s%s%s)", settings.host, settings.port, settings.policy,
+             where, settings.tls_min_version, ", client certificates required" if settings.tls_client_ca else "",
+             f", dev certificate {cert}" if settings.dev else "")
+    try:
+        DrainingServer(config, hook, settings.shutdown_delay).run()
+    finally:
+        tls.stop()
+        if hasattr(source, "stop"):
+            source.stop()
+    return 0

@@ -1,0 +1,70 @@
+"""Server settings: every `serve` flag is also an environment variable `INSTANCETYPE_WEBHOOK_<NAME>`.
+
+Precedence: command-line flag > environment variable > default. Cluster settings (the KubeVirt CR
+values that expansion depends on) are here too, with upstream's defaults.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.kubevirt.settings import ClusterSettings
+
+Policy = Literal["reference", "expand", "expandAll"]
+POLICIES: tuple[str, ...] = ("reference", "expand", "expandAll")
+ENV_PREFIX = "INSTANCETYPE_WEBHOOK_"
+MiB = 1024 * 1024
+
+
+class ServerSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    host: str = "0.0.0.0"
+    port: int = Field(8443, ge=0, le=65535)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    tls_min_version: Literal["1.2", "1.3"] = "1.2"
+    tls_reload_interval: float = Field(1.0, gt=0, description="seconds between checks of the cert/key files")
+    dev: bool = False
+    policy: Policy = "reference"
+    kubeconfig: Path | None = None
+    in_cluster: bool = False
+    catalog: Path | None = None
+    metrics_port: int = Field(8080, ge=0, le=65535)
+    metrics_host: str = ""
+    log_level: str = "info"
+    # Limits and time budget (issue 7 builds on these).
+    max_body_bytes: int = Field(8 * MiB, gt=0, description="larger request bodies get 413 unread")
+    max_json_depth: int = Field(200, gt=0)
+    review_deadline: float = Field(8.0, gt=0, description="seconds; below the webhook's timeoutSeconds (10)")
+    deadline_action: Literal["deny", "allow"] = "deny"
+    lookup_timeout: float = Field(2.0, gt=0, description="seconds for a live GET on a cache miss")
+    shutdown_delay: float = Field(2.0, ge=0, description="seconds /readyz reports false after SIGTERM before the listener closes")
+    shutdown_grace: float = Field(10.0, ge=0, description="seconds to drain in-flight requests after that")
+    provenance: bool = True
+    # Cluster configuration the expansion depends on (upstream defaults).
+    cluster_architecture: str = "amd64"
+    cluster_machine_type: str = "q35"
+    cluster_network_binding: str = "bridge"
+    cluster_eviction_strategy: str = "None"
+    cluster_cpu_request: str = "100m"
+    cluster_memory_overcommit: int = 100
+
+    @field_validator("tls_min_version", mode="before")
+    @classmethod
+    def _version(cls, value: object) -> object:
+        return {"TLSv1.2": "1.2", "TLSv1.3": "1.3", "1.2": "1.2", "1.3": "1.3"}.get(str(value), value)
+
+    def cluster(self) -> ClusterSettings:
+        return ClusterSettings(
+            architecture=self.cluster_architecture,
+            machine_type=self.cluster_machine_type,
+            default_network_binding=self.cluster_network_binding,
+            eviction_strategy=self.cluster_eviction_strategy,
+            cpu_request=self.cluster_cpu_request,
+            memory_overcommit=self.cluster_memory_overcommit,
+        )
