@@ -1,0 +1,33 @@
+"""`instancetype-webhook conformance DIR [-k SUBSTRING] [-v]`: run upstream's conformance cases.
+
+Prints one line per failing case with its first difference and ends with `N passed, M failed`;
+exit 0 only when no case failed (2 when DIR is not a directory).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from app import conformance
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "conformance",
+        help="run conformance case files (upstream KubeVirt's answers) through the library",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+    )
+    parser.add_argument("directory", metavar="DIR", help="directory of <case>.json files")
+    parser.add_argument("-k", dest="substring", metavar="SUBSTRING", help="only cases whose name contains SUBSTRING")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        return conformance.run(args.directory, out, substring=args.substring, verbose=args.verbose)
+    except NotADirectoryError as exc:
+        err.write(f"error: {exc}\n")
+        return 2

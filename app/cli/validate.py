@@ -1,0 +1,100 @@
+"""`instancetype-webhook validate -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [-o text|json]`.
+
+Each VirtualMachine in the input goes through what the admission webhooks would check about instance
+types and preferences: the matcher validation of the mutating webhook, then the instance type /
+preference stage of the validating webhook (`app.kubevirt.admission.validate_vm`). When the input holds
+no VirtualMachine, the instance type and preference objects of the first file are admitted instead
+(`admit_object`). Exit 0 when everything is allowed, 1 when anything is rejected, 2 on unreadable input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from app.cli.inputs import InputError, build_source, read_inputs, vm_namespace
+from app.kubevirt.admission import admit_object, reject, validate_vm
+from app.kubevirt.causes import Verdict
+from app.kubevirt.matchers import validate_matchers
+from app.sources.catalog import is_reference_object
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check a VM (or an instance type / preference) the way the admission webhooks would",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+    )
+    parser.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
+                        help="YAML/JSON input (repeatable, - for stdin): the VM first, then any referenced objects")
+    parser.add_argument("--catalog", metavar="DIR", help="directory of instance types/preferences (default: the bundled catalogue)")
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (default text)")
+    parser.set_defaults(func=run)
+
+
+def _name(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") or "<unnamed>"
+    return f"{obj.get('kind', '?')}/{meta['namespace']}/{name}" if meta.get("namespace") else f"{obj.get('kind', '?')}/{name}"
+
+
+def check_vm(vm: dict[str, Any], source) -> Verdict:
+    causes = validate_matchers(vm)
+    if causes:
+        return reject(causes)
+    return validate_vm(vm, source)
+
+
+def subjects(inputs) -> list[tuple[dict[str, Any], str]]:
+    """(object, "vm" | "object") pairs to check."""
+    if inputs.vms:
+        return [(vm, "vm") for vm in inputs.vms]
+    _, first = inputs.files[0]
+    return [(obj, "object") for obj in first if is_reference_object(obj) and obj.get("kind") != "ControllerRevision"]
+
+
+def render_text(name: str, verdict: Verdict, out: TextIO) -> None:
+    if verdict.allowed:
+        out.write(f"{name}: allowed\n")
+    else:
+        out.write(f"{name}: rejected ({verdict.code}): {verdict.message}\n")
+        for cause in verdict.causes:
+            out.write(f"  - {cause.field or '<no field>'}: {cause.message} [{cause.reason}]\n")
+    for warning in verdict.warnings:
+        out.write(f"  warning: {warning}\n")
+
+
+def verdict_json(name: str, verdict: Verdict) -> dict[str, Any]:
+    answer: dict[str, Any] = {"object": name, "allowed": verdict.allowed}
+    if not verdict.allowed:
+        status: dict[str, Any] = {"code": verdict.code, "message": verdict.message}
+        if verdict.code == 422:
+            status["reason"] = "Invalid"
+            status["details"] = {"causes": [cause.to_dict() for cause in verdict.causes]}
+        answer["status"] = status
+    if verdict.warnings:
+        answer["warnings"] = verdict.warnings
+    return answer
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None, stdin: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        inputs = read_inputs(args.files, stdin)
+        todo = subjects(inputs)
+        if not todo:
+            raise InputError(f"{inputs.files[0][0]}: no VirtualMachine, instance type or preference to validate")
+        namespace = vm_namespace(inputs.vms[0] if inputs.vms else None)
+        source = build_source(inputs.reference_objects, args.catalog, namespace)
+    except InputError as exc:
+        err.write(f"error: {exc}\n")
+        return 2
+    results = [(_name(obj), check_vm(obj, source) if what == "vm" else admit_object(obj)) for obj, what in todo]
+    if args.output == "json":
+        payload = [verdict_json(name, verdict) for name, verdict in results]
+        out.write(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n")
+    else:
+        for name, verdict in results:
+            render_text(name, verdict, out)
+    return 0 if all(verdict.allowed for _, verdict in results) else 1
