@@ -39,6 +39,7 @@ from app.kubevirt.causes import Cause, ExpandError
 from app.kubevirt.defaults import set_default_network_interface, set_default_volume_disks, set_vmi_spec_defaults
 from app.kubevirt.find import find_instancetype_spec, find_preference_spec
 from app.kubevirt.jsondata import clone_tree
+from app.kubevirt.quantity import QuantityError
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from app.kubevirt.source import Source
 
@@ -50,6 +51,7 @@ __all__ = [
     "find_specs",
     "finish_expansion",
     "has_references",
+    "shape_problem",
 ]
 
 
@@ -107,7 +109,7 @@ def finish_expansion(vm: dict[str, Any]) -> None:
         vm["status"] = {}
     template = spec["template"]
     if not isinstance(template.get("metadata"), dict):
-        template["metadata"] = {}
+        spec["template"] = template = {"metadata": {}, **{k: v for k, v in template.items() if k != "metadata"}}
     domain = _template_spec(vm).setdefault("domain", {})
     if not isinstance(domain.get("resources"), dict):
         domain["resources"] = {}
@@ -116,13 +118,37 @@ def finish_expansion(vm: dict[str, Any]) -> None:
         features["acpi"] = {}
 
 
+def shape_problem(vm: Any) -> str | None:
+    """Why `vm` cannot be a VirtualMachine for expansion (wrong JSON types), or None."""
+    if not isinstance(vm, dict):
+        return "the VirtualMachine is not a JSON object"
+    spec = vm.get("spec", {})
+    if not isinstance(spec, dict):
+        return "spec of the VirtualMachine is not an object"
+    for key in ("instancetype", "preference", "template"):
+        if spec.get(key) is not None and not isinstance(spec[key], dict):
+            return f"spec.{key} of the VirtualMachine is not an object"
+    template = spec.get("template") or {}
+    for key in ("metadata", "spec"):
+        if template.get(key) is not None and not isinstance(template[key], dict):
+            return f"spec.template.{key} of the VirtualMachine is not an object"
+    return None
+
+
 def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
+    problem = shape_problem(vm)
+    if problem is not None:
+        raise ExpandError("schema", problem)
     if not has_references(vm):
         return vm
     instancetype_spec, preference_spec = find_specs(vm, source)
-    new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
-    if causes:
-        raise conflicts_error(causes)
-    apply_vmi_defaults(new_vm, settings)
+    try:
+        new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
+        if causes:
+            raise conflicts_error(causes)
+        apply_vmi_defaults(new_vm, settings)
+    except (QuantityError, TypeError, AttributeError, ValueError) as exc:
+        # Data of the wrong JSON type deep inside the VM or a referenced object.
+        raise ExpandError("badRequest", f"cannot expand VirtualMachine: {exc}") from exc
     finish_expansion(new_vm)
     return new_vm

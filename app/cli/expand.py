@@ -1,0 +1,155 @@
+"""`instancetype-webhook expand`: flatten a VirtualMachine offline, like `virtctl expand` without a cluster.
+
+    instancetype-webhook expand -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [-o yaml|json] [--diff]
+
+Inputs are files or stdin (`-f -`), multi-document YAML or JSON. The document of kind VirtualMachine is
+the VM; instance types, preferences and ControllerRevisions are reference objects. The bundled
+common-instancetypes catalogue is consulted too; objects given with -f take precedence, and
+--catalog DIR replaces the bundled catalogue.
+
+Exit status: 0 expanded (the flat VM, or with --diff the RFC 6902 patch and a unified diff),
+1 rejected (the causes are printed), 2 unreadable input.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import jsonpatch
+import orjson
+import yaml
+
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.expand import expand
+from app.kubevirt.settings import DEFAULT_SETTINGS
+from app.kubevirt.source import InMemorySource
+from app.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
+
+VM_KIND = "VirtualMachine"
+RED, GREEN, CYAN, RESET = "\033[31m", "\033[32m", "\033[36m", "\033[0m"
+
+
+class InputError(Exception):
+    """Input that cannot be read or holds no single VirtualMachine (exit status 2)."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "expand",
+        help="flatten a VirtualMachine with its instance type and preference (offline)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                   help="a VM and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
+    p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
+    p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
+    p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        vm, objects = read_inputs(args.filename, sys.stdin)
+        source = build_source(objects, args.catalog, vm)
+    except (InputError, CatalogError) as exc:
+        print(f"error: {exc}", file=err)
+        return 2
+    try:
+        flat = expand(vm, source, DEFAULT_SETTINGS)
+    except ExpandError as exc:
+        print_rejection(exc, err)
+        return 1
+    try:
+        if args.diff:
+            print_diff(vm, flat, out, colour=out.isatty())
+        else:
+            out.write(render(flat, args.output))
+        out.flush()
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+    return 0
+
+
+def read_inputs(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The one VirtualMachine and the reference objects found in `paths`."""
+    vms: list[dict[str, Any]] = []
+    objects: list[dict[str, Any]] = []
+    for path in paths:
+        text, origin = _read(path, stdin)
+        for doc in iter_documents(text, origin):
+            if doc.get("kind") == VM_KIND:
+                vms.append(doc)
+            elif is_reference_object(doc):
+                objects.append(doc)
+    if not vms:
+        raise InputError(f"no document of kind {VM_KIND} in {', '.join(paths)}")
+    if len(vms) > 1:
+        raise InputError(f"{len(vms)} documents of kind {VM_KIND}; give exactly one")
+    return vms[0], objects
+
+
+def _read(path: str, stdin: TextIO) -> tuple[str, str]:
+    if path == "-":
+        try:
+            return stdin.read(), "<stdin>"
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"<stdin>: cannot read: {exc}") from exc
+    try:
+        return Path(path).read_text(encoding="utf-8"), path
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"{path}: cannot read: {reason}") from exc
+
+
+def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any]) -> InMemorySource:
+    """The catalogue's objects, then the given ones on top (they win on the same kind/namespace/name)."""
+    namespace = (vm.get("metadata") or {}).get("namespace") or "default"
+    source = load_catalog(catalog, default_namespace=namespace)
+    for obj in objects:
+        source.add(obj)
+    return source
+
+
+def render(vm: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return orjson.dumps(vm, option=orjson.OPT_INDENT_2).decode() + "\n"
+    return yaml.safe_dump(vm, sort_keys=False, default_flow_style=False)
+
+
+def print_rejection(exc: ExpandError, err: TextIO) -> None:
+    print(f"rejected ({exc.kind}): {exc.message}", file=err)
+    for cause in exc.causes:
+        field = f" {cause.field}" if cause.field else ""
+        print(f"  - {cause.reason}{field}: {cause.message}", file=err)
+
+
+def print_diff(before: dict[str, Any], after: dict[str, Any], out: TextIO, colour: bool) -> None:
+    patch = jsonpatch.make_patch(before, after).patch
+    out.write("# RFC 6902 patch\n")
+    out.write(orjson.dumps(patch, option=orjson.OPT_INDENT_2).decode() + "\n")
+    out.write("# unified diff\n")
+    lines = difflib.unified_diff(
+        render(before, "yaml").splitlines(keepends=True),
+        render(after, "yaml").splitlines(keepends=True),
+        fromfile="submitted",
+        tofile="expanded",
+    )
+    for line in lines:
+        out.write(_colour(line) if colour else line)
+
+
+def _colour(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return line
+    if line.startswith("+"):
+        return f"{GREEN}{line.rstrip(chr(10))}{RESET}\n"
+    if line.startswith("-"):
+        return f"{RED}{line.rstrip(chr(10))}{RESET}\n"
+    if line.startswith("@@"):
+        return f"{CYAN}{line.rstrip(chr(10))}{RESET}\n"
+    return line

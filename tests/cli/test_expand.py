@@ -1,0 +1,136 @@
+"""`instancetype-webhook expand`: files and stdin, catalogue precedence, output formats, diff, exit codes."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonpatch
+import pytest
+import yaml
+
+from app.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+VM = {
+    "apiVersion": "kubevirt.io/v1",
+    "kind": "VirtualMachine",
+    "metadata": {"name": "demo", "namespace": "ns"},
+    "spec": {
+        "runStrategy": "Always",
+        "instancetype": {"name": "u1.medium"},
+        "preference": {"name": "fedora"},
+        "template": {"spec": {"domain": {"devices": {}}, "volumes": [
+            {"name": "containerdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}}]}},
+    },
+}
+
+
+def run_cli(argv, stdin_text=""):
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin_text), out, err
+    try:
+        code = main(argv)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = old
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture()
+def vm_file(tmp_path):
+    path = tmp_path / "vm.yaml"
+    path.write_text(yaml.safe_dump(VM))
+    return path
+
+
+def test_expands_against_the_bundled_catalogue(vm_file):
+    code, out, _ = run_cli(["expand", "-f", str(vm_file)])
+    assert code == 0
+    flat = yaml.safe_load(out)
+    spec = flat["spec"]["template"]["spec"]
+    assert "instancetype" not in flat["spec"] and "preference" not in flat["spec"]
+    assert spec["domain"]["memory"]["guest"] == "4Gi"
+    assert spec["domain"]["cpu"] == {"cores": 1, "sockets": 1, "threads": 1}
+    assert spec["domain"]["devices"]["disks"] == [{"name": "containerdisk", "disk": {"bus": "virtio"}}]
+    assert flat["spec"]["template"]["metadata"]["annotations"]["vm.kubevirt.io/os"] == "linux"
+
+
+def test_json_output_from_stdin_with_objects_that_override_the_catalogue(tmp_path):
+    override = {
+        "apiVersion": "instancetype.kubevirt.io/v1beta1",
+        "kind": "VirtualMachineClusterInstancetype",
+        "metadata": {"name": "u1.medium"},
+        "spec": {"cpu": {"guest": 3}, "memory": {"guest": "3Gi"}},
+    }
+    docs = json.dumps(VM) + "\n---\n" + yaml.safe_dump(override)
+    code, out, _ = run_cli(["expand", "-f", "-", "-o", "json"], stdin_text=docs)
+    assert code == 0
+    domain = json.loads(out)["spec"]["template"]["spec"]["domain"]
+    assert domain["cpu"]["sockets"] == 3 and domain["memory"]["guest"] == "3Gi"
+
+
+def test_catalog_dir_replaces_the_bundled_catalogue(vm_file, tmp_path):
+    empty = tmp_path / "catalog"
+    empty.mkdir()
+    code, _, err = run_cli(["expand", "-f", str(vm_file), "--catalog", str(empty)])
+    assert code == 1
+    assert 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.medium" not found' in err
+
+
+def test_diff_is_a_patch_that_turns_the_input_into_the_output(vm_file):
+    code, out, _ = run_cli(["expand", "-f", str(vm_file), "--diff"])
+    assert code == 0
+    patch_text = out.split("# RFC 6902 patch\n", 1)[1].split("# unified diff\n", 1)[0]
+    _, flat_out, _ = run_cli(["expand", "-f", str(vm_file), "-o", "json"])
+    assert jsonpatch.apply_patch(VM, json.loads(patch_text)) == json.loads(flat_out)
+    diff = out.split("# unified diff\n", 1)[1]
+    assert "+++ expanded" in diff and "-  instancetype:" in diff
+    assert "\033[" not in diff  # not a terminal: no colour
+
+
+def test_conflict_prints_the_causes_and_exits_1(tmp_path):
+    vm = json.loads(json.dumps(VM))
+    vm["spec"]["template"]["spec"]["domain"]["cpu"] = {"sockets": 2}
+    path = tmp_path / "vm.json"
+    path.write_text(json.dumps(vm))
+    code, out, err = run_cli(["expand", "-f", str(path)])
+    assert code == 1 and out == ""
+    assert "spec.template.spec.domain.cpu.sockets" in err and "FieldValueInvalid" in err
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("{not: [valid", "not valid YAML or JSON"),
+    ("kind: ConfigMap\n", "no document of kind VirtualMachine"),
+    ("- 1\n- 2\n", "expected a Kubernetes object"),
+])
+def test_unreadable_input_is_one_line_and_exit_2(tmp_path, content, fragment):
+    path = tmp_path / "bad.yaml"
+    path.write_text(content)
+    code, out, err = run_cli(["expand", "-f", str(path)])
+    assert code == 2 and out == ""
+    assert fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_missing_file_exits_2(tmp_path):
+    code, _, err = run_cli(["expand", "-f", str(tmp_path / "nope.yaml")])
+    assert code == 2 and "cannot read" in err
+
+
+def test_vm_without_references_comes_back_unchanged(tmp_path):
+    vm = json.loads(json.dumps(VM))
+    del vm["spec"]["instancetype"], vm["spec"]["preference"]
+    path = tmp_path / "vm.json"
+    path.write_text(json.dumps(vm))
+    code, out, _ = run_cli(["expand", "-f", str(path), "-o", "json"])
+    assert code == 0 and json.loads(out) == vm
+
+
+def test_console_script_runs_as_a_process(vm_file):
+    proc = subprocess.run([sys.executable, "-m", "app", "expand", "-f", str(vm_file), "-o", "json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == {}

@@ -1,0 +1,27 @@
+"""Every public conformance case: expanding `input.vm` gives `expected` (semantically)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.conftest import conformance_cases
+from tests.kubevirt.conformance_io import expand_outcome, outcome_difference
+
+CASES = conformance_cases()
+
+
+def test_the_public_corpus_is_there():
+    assert len(CASES) == 149
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_expand_matches_upstream(case):
+    assert outcome_difference(expand_outcome(case), case["expected"]) is None
+
+
+@pytest.mark.parametrize("case", CASES[::7], ids=[c["name"] for c in CASES[::7]])
+def test_expand_never_mutates_its_input(case):
+    before = copy.deepcopy(case["input"])
+    expand_outcome(case)
+    assert case["input"] == before
