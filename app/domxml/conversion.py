@@ -1,0 +1,165 @@
+"""What the builders share: the defaulted VMI, the launcher context and values derived once from both."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from app.domxml.context import LauncherContext
+from app.domxml.errors import DomainError
+from app.domxml.quantity import quantity_bytes, quantity_value
+
+
+@dataclass
+class Conversion:
+    vmi: dict
+    ctx: LauncherContext
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def meta(self) -> dict:
+        return self.vmi.get("metadata") or {}
+
+    @property
+    def name(self) -> str:
+        return self.meta.get("name") or ""
+
+    @property
+    def namespace(self) -> str:
+        return self.meta.get("namespace") or "default"
+
+    @property
+    def uid(self) -> str:
+        return self.meta.get("uid") or ""
+
+    @property
+    def annotations(self) -> dict:
+        return self.meta.get("annotations") or {}
+
+    @property
+    def spec(self) -> dict:
+        return self.vmi["spec"]
+
+    @property
+    def domain(self) -> dict:
+        return self.spec["domain"]
+
+    @property
+    def devices(self) -> dict:
+        return self.domain.get("devices") or {}
+
+    @property
+    def cpu(self) -> dict:
+        return self.domain.get("cpu") or {}
+
+    @property
+    def memory(self) -> dict:
+        return self.domain.get("memory") or {}
+
+    @property
+    def features(self) -> dict:
+        return self.domain.get("features") or {}
+
+    @property
+    def firmware(self) -> dict:
+        return self.domain.get("firmware") or {}
+
+    @property
+    def architecture(self) -> str:
+        return self.spec.get("architecture") or self.ctx.architecture
+
+    @property
+    def amd64(self) -> bool:
+        return self.architecture == "amd64"
+
+    @cached_property
+    def topology(self) -> tuple[int, int, int]:
+        """(sockets, cores, threads) as requested, before CPU hotplug widens the sockets."""
+        cpu = self.cpu
+        sockets, cores, threads = cpu.get("sockets") or 0, cpu.get("cores") or 0, cpu.get("threads") or 0
+        if sockets or cores or threads:
+            return sockets or 1, cores or 1, threads or 1
+        resources = self.domain.get("resources") or {}
+        for key in ("limits", "requests"):
+            value = (resources.get(key) or {}).get("cpu")
+            if value is not None:
+                return max(quantity_value(value), 1), 1, 1
+        return 1, 1, 1
+
+    @property
+    def vcpus(self) -> int:
+        sockets, cores, threads = self.topology
+        return sockets * cores * threads
+
+    @property
+    def dedicated(self) -> bool:
+        return bool(self.cpu.get("dedicatedCpuPlacement"))
+
+    @property
+    def isolate_emulator(self) -> bool:
+        return self.dedicated and bool(self.cpu.get("isolateEmulatorThread"))
+
+    @property
+    def realtime(self) -> bool:
+        return self.cpu.get("realtime") is not None
+
+    @property
+    def numa_passthrough(self) -> bool:
+        return (self.cpu.get("numa") or {}).get("guestMappingPassthrough") is not None
+
+    @property
+    def hugepage_size(self) -> int | None:
+        size = (self.memory.get("hugepages") or {}).get("pageSize")
+        return quantity_bytes(size) if size else None
+
+    @property
+    def virtio_model(self) -> str:
+        transitional = self.devices.get("useVirtioTransitional")
+        return "virtio-transitional" if transitional else "virtio-non-transitional"
+
+    @property
+    def guest_memory(self) -> int:
+        guest = self.memory.get("guest")
+        if guest is None:
+            resources = self.domain.get("resources") or {}
+            guest = (resources.get("limits") or {}).get("memory") or (resources.get("requests") or {}).get("memory")
+        if guest is None:
+            raise DomainError("the VMI has no guest memory (memory.guest, resources.requests or limits)")
+        return quantity_bytes(guest)
+
+    @property
+    def efi(self) -> dict | None:
+        bootloader = self.firmware.get("bootloader") or {}
+        return bootloader.get("efi") if bootloader.get("efi") is not None else None
+
+    @property
+    def secure_boot(self) -> bool:
+        efi = self.efi
+        return efi is not None and efi.get("secureBoot", True) is not False
+
+    @property
+    def launch_security(self) -> dict | None:
+        return self.domain.get("launchSecurity")
+
+    @property
+    def sev(self) -> bool:
+        security = self.launch_security or {}
+        return security.get("sev") is not None or security.get("snp") is not None
+
+    @cached_property
+    def memfd(self) -> bool:
+        """Memory backed by memfd: hugepages (unless the annotation disables it) or shared memory."""
+        if self.hugepage_size and self.annotations.get("kubevirt.io/memfd", "").lower() != "false":
+            return True
+        return self.shared_memory
+
+    @property
+    def shared_memory(self) -> bool:
+        return bool(self.devices.get("filesystems"))
+
+    @property
+    def volumes(self) -> dict[str, tuple[int, dict]]:
+        return {v.get("name"): (i, v) for i, v in enumerate(self.spec.get("volumes") or [])}
+
+    @property
+    def networks(self) -> dict[str, dict]:
+        return {n.get("name"): n for n in self.spec.get("networks") or []}

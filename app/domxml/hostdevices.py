@@ -1,0 +1,64 @@
+"""<hostdev> for GPUs and host devices, resolved from the device plugins' environment variables."""
+from __future__ import annotations
+
+import re
+
+from app.domxml.conversion import Conversion
+from app.domxml.disks import pci_address
+from app.domxml.elements import Element, new, sub
+from app.domxml.errors import DomainError
+
+PCI_ADDRESS = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
+def resource_variable(prefix: str, device_name: str) -> str:
+    """``nvidia.com/TU104GL_Tesla_T4`` -> ``PCI_RESOURCE_NVIDIA_COM_TU104GL_TESLA_T4``."""
+    return prefix + re.sub(r"[./]", "_", device_name).upper()
+
+
+class _AddressPool:
+    """Device addresses per resource, handed out in order like the launcher does."""
+
+    def __init__(self, env: dict) -> None:
+        self._env = env
+        self._taken: dict[str, int] = {}
+
+    def take(self, variable: str) -> str | None:
+        values = [v.strip() for v in self._env.get(variable, "").split(",") if v.strip()]
+        index = self._taken.get(variable, 0)
+        if index >= len(values):
+            return None
+        self._taken[variable] = index + 1
+        return values[index]
+
+
+def hostdev_elements(conv: Conversion) -> list[Element]:
+    pool = _AddressPool(dict(conv.ctx.env))
+    elements = []
+    for device in conv.devices.get("hostDevices") or []:
+        elements.append(_hostdev(pool, device, "hostdevice", "host-devices"))
+    for gpu in conv.devices.get("gpus") or []:
+        elements.append(_hostdev(pool, gpu, "gpu", "GPU host-devices"))
+    return elements
+
+
+def _hostdev(pool: _AddressPool, device: dict, alias_prefix: str, what: str) -> Element:
+    name, resource = device.get("name"), device.get("deviceName") or ""
+    alias = f"ua-{alias_prefix}-{name}"
+    pci = pool.take(resource_variable("PCI_RESOURCE_", resource))
+    if pci is not None:
+        if not PCI_ADDRESS.match(pci):
+            raise DomainError(f"failed to create {what}: invalid PCI address {pci!r} for {resource}")
+        element = new("hostdev", {"type": "pci", "managed": "no"})
+        source = sub(element, "source")
+        source.append(pci_address(pci))
+        sub(element, "alias", {"name": alias})
+        return element
+    mdev = pool.take(resource_variable("MDEV_PCI_RESOURCE_", resource))
+    if mdev is not None:
+        element = new("hostdev", {"type": "mdev", "mode": "subsystem", "model": "vfio-pci"})
+        source = sub(element, "source")
+        sub(source, "address", {"uuid": mdev})
+        sub(element, "alias", {"name": alias})
+        return element
+    raise DomainError(f"failed to create {what}: no device of resource {resource} is allocated to the pod for {name}")

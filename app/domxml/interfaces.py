@@ -1,0 +1,45 @@
+"""<interface> devices for tap-attached bindings (bridge, masquerade) on pod and Multus networks."""
+from __future__ import annotations
+
+from app.domxml.conversion import Conversion
+from app.domxml.disks import pci_address
+from app.domxml.elements import Element, new, sub
+
+TAP_BINDINGS = ("bridge", "masquerade")
+MAX_QUEUES = 256
+
+
+def interface_elements(conv: Conversion) -> list[Element]:
+    networks = conv.networks
+    elements = []
+    for iface in conv.devices.get("interfaces") or []:
+        if iface.get("state") == "absent" or iface.get("name") not in networks:
+            continue
+        if not any(iface.get(binding) is not None for binding in TAP_BINDINGS):
+            continue  # SR-IOV becomes a hostdev; binding plugins are left to their sidecars
+        elements.append(_tap_interface(conv, iface))
+    return elements
+
+
+def _tap_interface(conv: Conversion, iface: dict) -> Element:
+    element = new("interface", {"type": "ethernet"})
+    if iface.get("pciAddress"):
+        element.append(pci_address(iface["pciAddress"]))
+    sub(element, "source")
+    model = iface.get("model") or "virtio"
+    sub(element, "model", {"type": conv.virtio_model if model == "virtio" else model})
+    if iface.get("macAddress"):
+        sub(element, "mac", {"address": iface["macAddress"]})
+    if iface.get("bootOrder") is not None:
+        sub(element, "boot", {"order": iface["bootOrder"]})
+    if iface.get("state") == "down":
+        sub(element, "link", {"state": "down"})
+    sub(element, "alias", {"name": f"ua-{iface['name']}"})
+    queues = min(conv.vcpus, MAX_QUEUES) if conv.devices.get("networkInterfaceMultiqueue") and model == "virtio" else None
+    if queues is not None or (conv.sev and model == "virtio"):
+        sub(element, "driver", {"name": "vhost", "queues": queues, "iommu": "on" if conv.sev else None})
+    if conv.amd64 and (iface.get("bootOrder") is None or conv.sev):
+        sub(element, "rom", {"enabled": "no"})
+    if iface.get("acpiIndex"):
+        sub(element, "acpi", {"index": iface["acpiIndex"]})
+    return element

@@ -1,0 +1,63 @@
+"""<os>: machine, SMBIOS mode, boot menu, BIOS serial, EFI loader/NVRAM, kernel boot, ACPI tables."""
+from __future__ import annotations
+
+from app.domxml.conversion import Conversion
+from app.domxml.elements import Element, new, sub
+from app.domxml.errors import DomainError
+
+ARCH_NAMES = {"amd64": "x86_64", "arm64": "aarch64", "s390x": "s390x", "ppc64le": "ppc64le"}
+NVRAM_DIR_ROOT = "/var/lib/libvirt/qemu/nvram"
+NVRAM_DIR_NONROOT = "/var/run/kubevirt-private/libvirt/qemu/nvram"
+KERNEL_BOOT_DIR = "/var/run/kubevirt/container-disks/kernel-boot"
+SECRET_DIR = "/var/run/kubevirt-private/secret"
+
+
+def os_element(conv: Conversion) -> Element:
+    os_el = new("os")
+    machine = (conv.domain.get("machine") or {}).get("type") or "q35"
+    sub(os_el, "type", {"arch": ARCH_NAMES.get(conv.architecture, conv.architecture), "machine": machine}, "hvm")
+    _acpi_tables(conv, os_el)
+    if conv.amd64:
+        sub(os_el, "smbios", {"mode": "sysinfo"})
+    if conv.spec.get("startStrategy") == "Paused":
+        sub(os_el, "bootmenu", {"enable": "yes", "timeout": 10000})
+    bios = (conv.firmware.get("bootloader") or {}).get("bios")
+    if bios is not None and bios.get("useSerial"):
+        sub(os_el, "bios", {"useserial": "yes"})
+    if conv.efi is not None:
+        _efi(conv, os_el)
+    _kernel_boot(conv, os_el)
+    return os_el
+
+
+def _efi(conv: Conversion, os_el: Element) -> None:
+    secure = conv.secure_boot
+    files = conv.ctx.efi_files(secure)
+    if files is None:
+        kind = "SecureBoot" if secure else "EFI"
+        raise DomainError(f"failed to configure VMI: no {kind} firmware (OVMF) files available in {conv.ctx.ovmf_dir}")
+    code, vars_ = files
+    sub(os_el, "loader", {"readonly": "yes", "secure": "yes" if secure else "no", "type": "pflash"}, code)
+    nvram_dir = NVRAM_DIR_ROOT if conv.ctx.root_launcher else NVRAM_DIR_NONROOT
+    sub(os_el, "nvram", {"template": vars_}, f"{nvram_dir}/{conv.name}_VARS.fd")
+
+
+def _kernel_boot(conv: Conversion, os_el: Element) -> None:
+    kernel_boot = conv.firmware.get("kernelBoot") or {}
+    container = kernel_boot.get("container") or {}
+    if container.get("kernelPath"):
+        sub(os_el, "kernel", text=KERNEL_BOOT_DIR + "/" + container["kernelPath"].lstrip("/").split("/")[-1])
+    if container.get("initrdPath"):
+        sub(os_el, "initrd", text=KERNEL_BOOT_DIR + "/" + container["initrdPath"].lstrip("/").split("/")[-1])
+    if kernel_boot.get("kernelArgs") and container:
+        sub(os_el, "cmdline", text=kernel_boot["kernelArgs"])
+
+
+def _acpi_tables(conv: Conversion, os_el: Element) -> None:
+    acpi = conv.firmware.get("acpi") or {}
+    tables = [(kind, acpi[key]) for kind, key in (("slic", "slicNameRef"), ("msdm", "msdmNameRef")) if acpi.get(key)]
+    if not tables:
+        return
+    acpi_el = sub(os_el, "acpi")
+    for kind, volume in tables:
+        sub(acpi_el, "table", {"type": kind}, f"{SECRET_DIR}/{volume}/{kind}.bin")
