@@ -1,7 +1,8 @@
 """POST /validate: VM CREATE/UPDATE through the library's instancetype checks (spec 3.9), the four
 instance type and preference kinds through object admission (3.8), anything else allowed untouched.
 
-References that do not resolve are admitted, as upstream does (3.6), with a warning naming them.
+References that do not resolve are admitted, as upstream does (3.6), with the library's warning
+naming them (at most 120 characters).
 """
 from __future__ import annotations
 
@@ -10,28 +11,11 @@ from typing import Any
 from app.kubevirt.causes import Verdict
 from app.server import review as rv
 from app.server.context import INSTANCETYPE_GROUP, Outcome, ReviewContext, is_vm, namespace_of, with_namespace
-from app.server.policy import matcher_kind
 
 REFERENCE_KINDS = frozenset({
     "VirtualMachineInstancetype", "VirtualMachineClusterInstancetype",
     "VirtualMachinePreference", "VirtualMachineClusterPreference",
 })
-
-
-def missing_reference_warnings(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> list[str]:
-    """One warning per matcher whose object does not exist (upstream admits such VMs)."""
-    spec = vm.get("spec")
-    if type(spec) is not dict:
-        return []
-    out: list[str] = []
-    for key, is_it in (("instancetype", True), ("preference", False)):
-        matcher = spec.get(key)
-        if type(matcher) is not dict or not matcher.get("name") or matcher.get("revisionName"):
-            continue
-        kind = matcher_kind(matcher, is_it)
-        if kind and ctx.source.get(kind, str(matcher["name"]), namespace) is None:
-            out.append(f"{kind} {matcher['name']} not found; the VM will not start until it exists")
-    return out
 
 
 def _verdict_for_vm(request: dict[str, Any], ctx: ReviewContext) -> Verdict:
@@ -41,11 +25,7 @@ def _verdict_for_vm(request: dict[str, Any], ctx: ReviewContext) -> Verdict:
     if type(vm.get("metadata")) is dict and vm["metadata"].get("deletionTimestamp"):
         return Verdict.allow()
     namespace = namespace_of(request, vm)
-    verdict = validate_vm(with_namespace(vm, namespace), ctx.source, ctx.cluster)
-    if verdict.allowed:
-        known = " ".join(verdict.warnings)
-        verdict.warnings.extend(w for w in missing_reference_warnings(vm, namespace, ctx) if w.split(" ")[1] not in known)
-    return verdict
+    return validate_vm(with_namespace(vm, namespace), ctx.source, ctx.cluster)
 
 
 def validate(review: rv.Review, ctx: ReviewContext) -> Outcome:

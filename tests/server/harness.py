@@ -1,0 +1,114 @@
+"""Start the real `instancetype-webhook serve` (uvicorn, real TLS) on 127.0.0.1 in a subprocess."""
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+
+from app.certs import generate, write_bundle
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Certs:
+    ca: Path
+    cert: Path
+    key: Path
+
+    def client_context(self, cert: tuple[Path, Path] | None = None) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self.ca))
+        if cert:
+            ctx.load_cert_chain(*cert)
+        return ctx
+
+
+def make_certs(directory: Path, hosts: tuple[str, ...] = ("localhost", "127.0.0.1")) -> Certs:
+    paths = write_bundle(generate(list(hosts)), directory, overwrite=True)
+    return Certs(paths["ca.crt"], paths["tls.crt"], paths["tls.key"])
+
+
+@dataclass
+class Server:
+    url: str
+    metrics_url: str
+    certs: Certs
+    proc: subprocess.Popen
+    log: Path
+
+    def client(self, **kw: Any) -> httpx.Client:
+        kw.setdefault("verify", self.certs.client_context())
+        return httpx.Client(base_url=self.url, timeout=10, **kw)
+
+    def logs(self) -> str:
+        return self.log.read_text()
+
+
+def review(obj: dict[str, Any] | None, operation: str = "CREATE", old: dict[str, Any] | None = None,
+           group: str = "kubevirt.io", kind: str = "VirtualMachine", version: str = "v1", **extra: Any) -> dict:
+    meta = (obj or old or {}).get("metadata") or {}
+    request: dict[str, Any] = {
+        "uid": str(uuid.uuid4()), "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
+        "operation": operation, "namespace": meta.get("namespace", ""), "name": meta.get("name", ""),
+        "object": obj, "oldObject": old, "dryRun": False,
+        "userInfo": {"username": "test"},
+    }
+    request.update(extra)
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+@contextmanager
+def serve(tmp: Path, *args: str, env: dict[str, str] | None = None, certs: Certs | None = None,
+          ready_timeout: float = 30) -> Iterator[Server]:
+    certs = certs or make_certs(tmp / "certs")
+    port, metrics_port = free_port(), free_port()
+    log = tmp / f"server-{port}.log"
+    cmd = [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+           "--metrics-port", str(metrics_port), "--tls-cert", str(certs.cert), "--tls-key", str(certs.key),
+           "--shutdown-delay", "0", *args]
+    full_env = {**os.environ, **(env or {})}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=full_env)
+    server = Server(f"https://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}", certs, proc, log)
+    try:
+        _wait_ready(server, ready_timeout)
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_ready(server: Server, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    ctx = server.certs.client_context()
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"server exited with {server.proc.returncode}:\n{server.logs()}")
+        try:
+            if httpx.get(server.url + "/healthz", verify=ctx, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"server not up after {timeout}s:\n{server.logs()}")

@@ -1,0 +1,159 @@
+"""Every public conformance case as AdmissionReviews against the real server (uvicorn, TLS, 127.0.0.1).
+
+- /validate answers `expectedValidate.instancetype` (allowed, code, message, causes).
+- /mutate under `expand`: applying the returned JSONPatch (jsonpatch library) to the submitted VM
+  gives exactly `expected.vm` (plus our provenance annotation, checked separately); a case the
+  validator refuses, or whose expansion fails, is denied and nothing is patched.
+
+The cases' objects are served from catalogue directories; cases whose objects clash (same name,
+different content) or that expect a name to be missing go to different servers.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from pathlib import Path
+
+import httpx
+import jsonpatch
+import orjson
+import pytest
+
+from app.server.policy import PROVENANCE_KEY
+from tests.conftest import conformance_cases
+from tests.server.harness import review, serve
+
+OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences")
+CASES = conformance_cases()
+
+
+def _objects(case: dict) -> dict[tuple[str, str, str], dict]:
+    ns = case["input"]["vm"]["metadata"].get("namespace", "default")
+    out = {}
+    for key in OBJECT_KEYS:
+        for obj in case["input"].get(key) or []:
+            obj = copy.deepcopy(obj)
+            scoped = key in ("instancetypes", "preferences")
+            if scoped:
+                obj["metadata"].setdefault("namespace", ns)
+            out[(obj["kind"], obj["metadata"].get("namespace", "") if scoped else "", obj["metadata"]["name"])] = obj
+    return out
+
+
+def _referenced_names(case: dict) -> set[str]:
+    spec = case["input"]["vm"].get("spec") or {}
+    return {str(m.get("name")) for m in (spec.get("instancetype"), spec.get("preference")) if isinstance(m, dict)}
+
+
+def batches(cases: list[dict]) -> list[tuple[dict, list[dict]]]:
+    """Group cases so that within a group every object has one definition and no case's missing
+    reference is provided by another case's objects."""
+    groups: list[tuple[dict, list[dict]]] = []
+    for case in cases:
+        objs = _objects(case)
+        own_names = {k[2] for k in objs}
+        missing = _referenced_names(case) - own_names
+        for pool, members in groups:
+            clash = any(k in pool and pool[k] != v for k, v in objs.items())
+            pool_names = {k[2] for k in pool}
+            provides_missing = bool(missing & pool_names)
+            breaks_other = any((_referenced_names(m) - {k[2] for k in _objects(m)}) & own_names for m in members)
+            if not (clash or provides_missing or breaks_other):
+                pool.update(objs)
+                members.append(case)
+                break
+        else:
+            groups.append((dict(objs), [case]))
+    return groups
+
+
+def _post(client: httpx.Client, path: str, body: dict) -> dict:
+    resp = client.post(path, content=orjson.dumps(body), headers={"content-type": "application/json"})
+    assert resp.status_code == 200, resp.text
+    out = resp.json()
+    assert out["kind"] == "AdmissionReview" and out["apiVersion"] == "admission.k8s.io/v1"
+    assert out["response"]["uid"] == body["request"]["uid"]
+    return out["response"]
+
+
+def _check_validate(case: dict, resp: dict) -> list[str]:
+    exp = case["expectedValidate"]["instancetype"]
+    problems = []
+    if resp["allowed"] != exp["allowed"]:
+        problems.append(f"allowed {resp['allowed']} != {exp['allowed']}: {resp.get('status')}")
+    elif not exp["allowed"]:
+        status = resp["status"]
+        if status.get("code") != exp.get("code"):
+            problems.append(f"code {status.get('code')} != {exp.get('code')}")
+        if status.get("message") != exp.get("message"):
+            problems.append(f"message {status.get('message')!r} != {exp.get('message')!r}")
+        got = (status.get("details") or {}).get("causes") or []
+        if got != (exp.get("causes") or []):
+            problems.append(f"causes {got} != {exp.get('causes')}")
+    for warning in resp.get("warnings") or []:
+        if len(warning) > 120:
+            problems.append(f"warning longer than 120 characters: {warning!r}")
+    return problems
+
+
+def _check_mutate(case: dict, resp: dict) -> list[str]:
+    vm = case["input"]["vm"]
+    exp_validate = case["expectedValidate"]["instancetype"]
+    expected = case["expected"]
+    if not exp_validate["allowed"] or "error" in expected:
+        problems = []
+        if resp["allowed"]:
+            problems.append("expected a denial under expand")
+        if "patch" in resp:
+            problems.append("a denial carries no patch")
+        if not exp_validate["allowed"]:
+            if resp.get("status", {}).get("message") != exp_validate.get("message"):
+                problems.append(f"denial message {resp.get('status')} != validation {exp_validate.get('message')!r}")
+        elif expected["error"] not in resp.get("status", {}).get("message", ""):
+            problems.append(f"denial {resp.get('status')} does not carry {expected['error']!r}")
+        return problems
+    if not resp["allowed"]:
+        return [f"denied: {resp.get('status')}"]
+    if resp.get("patchType") != "JSONPatch":
+        return [f"patchType {resp.get('patchType')!r}"]
+    ops = json.loads(base64.b64decode(resp["patch"]))
+    problems = [f"untargeted op {op['op']} {op['path']!r}" for op in ops if op["path"] in ("", "/spec", "/metadata")]
+    patched = jsonpatch.apply_patch(vm, ops, in_place=False)
+    annotations = patched["metadata"].get("annotations") or {}
+    provenance = json.loads(annotations.pop(PROVENANCE_KEY))
+    if not annotations and "annotations" not in vm["metadata"]:
+        del patched["metadata"]["annotations"]
+    spec = vm["spec"]
+    if "instancetype" in spec:
+        name = spec["instancetype"]["name"]
+        if provenance["instancetype"]["name"] != name:
+            problems.append(f"provenance {provenance} does not name {name}")
+    if patched != expected["vm"]:
+        problems.append(f"patched VM != expected.vm: ops {ops}")
+    return problems
+
+
+GROUPS = batches(CASES)
+
+
+@pytest.mark.parametrize("group", range(len(GROUPS)), ids=lambda i: f"server{i}-{len(GROUPS[i][1])}cases")
+def test_conformance_over_https(tmp_path: Path, group: int) -> None:
+    pool, members = GROUPS[group]
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    for i, obj in enumerate(pool.values()):
+        (catalog / f"{i:04d}.json").write_bytes(orjson.dumps(obj))
+    failures: dict[str, list[str]] = {}
+    with serve(tmp_path, "--policy", "expand", "--catalog", str(catalog)) as server, server.client() as client:
+        for case in members:
+            vm = case["input"]["vm"]
+            problems = _check_validate(case, _post(client, "/validate", review(vm)))
+            problems += _check_mutate(case, _post(client, "/mutate", review(vm)))
+            if problems:
+                failures[case["name"]] = problems
+    assert not failures, json.dumps(failures, indent=1)[:6000]
+
+
+def test_every_public_case_is_served() -> None:
+    assert sum(len(m) for _, m in GROUPS) == len(CASES) == 149
