@@ -262,9 +262,9 @@ register_section("expectedValidate.instancetype", check_validate, lambda case: "
 register_section("domxml", check_domxml_unavailable)
 
 
-def load_plugins(modules: Iterable[str] = PLUGIN_MODULES) -> None:
+def load_plugins(modules: Iterable[str] | None = None) -> None:
     """Import the modules that register extra section checks; a module that does not exist yet is skipped."""
-    for module in modules:
+    for module in PLUGIN_MODULES if modules is None else modules:
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
