@@ -3,7 +3,9 @@
 `-f PATH` (repeatable; `-` is stdin) names YAML or JSON files, each possibly holding several documents or
 a `List`. VirtualMachines are the subjects; instance types, preferences and ControllerRevisions found in
 any file join the reference source, on top of the catalogue (the bundled common-instancetypes unless
-`--catalog DIR` names another directory). Anything unreadable raises InputError with one clear line.
+`--catalog DIR` names another directory; `app.cli.expand.build_source` builds that source). Unlike
+`expand`, which needs exactly one VirtualMachine, these readers also serve inputs holding only instance
+types or preferences. Anything unreadable raises InputError with one clear line.
 """
 from __future__ import annotations
 
@@ -12,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.kubevirt.source import InMemorySource
-from app.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
+from app.sources.catalog import CatalogError, is_reference_object, iter_documents
 
 VIRTUAL_MACHINE = "VirtualMachine"
 
@@ -64,18 +65,3 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
             raise InputError(f"{origin}: no Kubernetes object found")
         inputs.files.append((origin, docs))
     return inputs
-
-
-def vm_namespace(vm: dict[str, Any] | None, default: str = "default") -> str:
-    return ((vm or {}).get("metadata") or {}).get("namespace") or default
-
-
-def build_source(objects: list[dict[str, Any]], catalog: str | None, namespace: str = "default") -> InMemorySource:
-    """The catalogue (bundled unless `catalog` is given) with the given objects added over it."""
-    try:
-        source = load_catalog(catalog, default_namespace=namespace)
-    except CatalogError as exc:
-        raise InputError(str(exc)) from exc
-    for obj in objects:
-        source.add(obj)
-    return source

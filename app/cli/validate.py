@@ -13,11 +13,12 @@ import json
 import sys
 from typing import Any, TextIO
 
-from app.cli.inputs import InputError, build_source, read_inputs, vm_namespace
+from app.cli.expand import build_source
+from app.cli.inputs import InputError, read_inputs
 from app.kubevirt.admission import admit_object, reject, validate_vm
 from app.kubevirt.causes import Verdict
 from app.kubevirt.matchers import validate_matchers
-from app.sources.catalog import is_reference_object
+from app.sources.catalog import CatalogError, is_reference_object
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -85,9 +86,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         todo = subjects(inputs)
         if not todo:
             raise InputError(f"{inputs.files[0][0]}: no VirtualMachine, instance type or preference to validate")
-        namespace = vm_namespace(inputs.vms[0] if inputs.vms else None)
-        source = build_source(inputs.reference_objects, args.catalog, namespace)
-    except InputError as exc:
+        source = build_source(inputs.reference_objects, args.catalog, inputs.vms[0] if inputs.vms else {})
+    except (InputError, CatalogError) as exc:
         err.write(f"error: {exc}\n")
         return 2
     results = [(_name(obj), check_vm(obj, source) if what == "vm" else admit_object(obj)) for obj, what in todo]
