@@ -1,0 +1,145 @@
+{{/* Chart name, truncated to the 63 characters DNS labels allow. */}}
+{{- define "itw.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name: the release name, with the chart name appended unless already in it. */}}
+{{- define "itw.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "itw.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "itw.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "itw.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: webhook
+{{- end }}
+
+{{- define "itw.labels" -}}
+helm.sh/chart: {{ include "itw.chart" . }}
+{{ include "itw.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: instancetype-webhook
+{{- end }}
+
+{{- define "itw.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "itw.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret holding tls.crt / tls.key (and ca.crt) the server reads. */}}
+{{- define "itw.tlsSecretName" -}}
+{{- if eq .Values.tls.source "secret" }}
+{{- required "tls.existingSecret is required with tls.source=secret" .Values.tls.existingSecret }}
+{{- else }}
+{{- printf "%s-tls" (include "itw.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "itw.certificateName" -}}
+{{- printf "%s-serving" (include "itw.fullname" .) }}
+{{- end }}
+
+{{- define "itw.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* The DNS names the API server uses to reach the Service. */}}
+{{- define "itw.serviceHosts" -}}
+{{- $svc := include "itw.fullname" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson }}
+{{- end }}
+
+{{/*
+Generated certificates (tls.source=helm): reuse the Secret already in the cluster when it can be
+looked up (upgrades keep the CA), otherwise generate a CA and a serving certificate. Computed once
+per render and cached in .Values so the Secret and both caBundles agree.
+*/}}
+{{- define "itw.generatedTLS" -}}
+{{- if not .Values._generatedTLS }}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "itw.tlsSecretName" .) }}
+{{- if and $secret $secret.data (index $secret.data "ca.crt") (index $secret.data "tls.crt") (index $secret.data "tls.key") }}
+{{- $_ := set .Values "_generatedTLS" (dict "ca" (index $secret.data "ca.crt") "crt" (index $secret.data "tls.crt") "key" (index $secret.data "tls.key")) }}
+{{- else }}
+{{- $days := int .Values.tls.helm.days }}
+{{- $ca := genCA (printf "%s CA" (include "itw.fullname" .)) $days }}
+{{- $hosts := include "itw.serviceHosts" . | fromJsonArray }}
+{{- $cert := genSignedCert (index $hosts 2) nil $hosts $days $ca }}
+{{- $_ := set .Values "_generatedTLS" (dict "ca" ($ca.Cert | b64enc) "crt" ($cert.Cert | b64enc) "key" ($cert.Key | b64enc)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Everything a webhook entry shares: clientConfig is added by the caller. */}}
+{{- define "itw.webhookCommon" -}}
+admissionReviewVersions: ["v1"]
+sideEffects: None
+failurePolicy: {{ .Values.webhook.failurePolicy }}
+timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+matchPolicy: Equivalent
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: {{ concat (list "kube-system" .Release.Namespace) .Values.webhook.excludeNamespaces | uniq | toJson }}
+    {{- with .Values.webhook.namespaceSelectorExpressions }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end }}
+
+{{- define "itw.clientConfig" -}}
+{{- $ctx := index . 0 }}
+{{- $path := index . 1 }}
+clientConfig:
+  service:
+    name: {{ include "itw.fullname" $ctx }}
+    namespace: {{ $ctx.Release.Namespace }}
+    path: {{ $path }}
+    port: {{ $ctx.Values.service.port }}
+  {{- if eq $ctx.Values.tls.source "helm" }}
+  {{- include "itw.generatedTLS" $ctx }}
+  caBundle: {{ $ctx.Values._generatedTLS.ca }}
+  {{- else if eq $ctx.Values.tls.source "secret" }}
+  caBundle: {{ required "tls.caBundle is required with tls.source=secret" $ctx.Values.tls.caBundle }}
+  {{- end }}
+{{- end }}
+
+{{/* Only VMs that reference an instance type or preference, now or in the stored object. */}}
+{{- define "itw.vmMatchConditions" -}}
+{{- if and .Values.webhook.matchConditions (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) }}
+matchConditions:
+  - name: references-an-instancetype-or-preference
+    expression: >-
+      (has(object.spec) && (has(object.spec.instancetype) || has(object.spec.preference))) ||
+      (request.operation == 'UPDATE' && has(oldObject.spec) &&
+      (has(oldObject.spec.instancetype) || has(oldObject.spec.preference)))
+{{- end }}
+{{- end }}
+
+{{- define "itw.webhookAnnotations" -}}
+{{- if eq .Values.tls.source "cert-manager" }}
+annotations:
+  cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "itw.certificateName" .) }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,196 @@
+"""charts/instancetype-webhook rendered by Helm's own Go engine (helm-python-sdk), offline."""
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import helm_python as helm
+import pytest
+import yaml
+
+from ship_checks import (
+    Wiring, by_kind, check_ca, check_deployment, check_rbac, check_schemas, check_webhooks, load_documents,
+    webhooks,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "charts" / "instancetype-webhook"
+RELEASE, NAMESPACE = "itw", "virt-admission"
+FULLNAME = "itw-instancetype-webhook"
+WIRING = Wiring(namespace=NAMESPACE, service=FULLNAME)
+CERT_MANAGER = {"tls": {"source": "cert-manager"}}
+
+
+def install(values: dict | None = None) -> tuple[list[dict], str]:
+    """`helm install --dry-run=client`: the manifest and NOTES Helm would apply, no cluster contacted."""
+    config = helm.Config(namespace=NAMESPACE, storage_driver="memory")
+    try:
+        release = config.install(str(CHART), RELEASE, values, namespace=NAMESPACE, dry_run="client")
+    finally:
+        config.close()
+    return load_documents(release["manifest"]), release["notes"]
+
+
+@pytest.fixture(scope="module")
+def default_install() -> tuple[list[dict], str]:
+    return install()
+
+
+@pytest.fixture(scope="module")
+def cert_manager_install() -> tuple[list[dict], str]:
+    return install(CERT_MANAGER)
+
+
+@pytest.mark.parametrize("values,kube_version", [
+    (None, None), (CERT_MANAGER, None), (None, "v1.29.0"),
+    ({"metrics": {"serviceMonitor": {"enabled": True}}, "networkPolicy": {"enabled": True}}, None),
+])
+def test_helm_lint_is_clean(values, kube_version):
+    report = helm.lint(str(CHART), values, strict=True, namespace=NAMESPACE, kube_version=kube_version)
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []  # only INFO (e.g. "icon is recommended")
+
+
+def test_default_values_render_valid_objects_with_generated_certificates(default_install):
+    objs, _notes = default_install
+    assert check_schemas(objs) == []
+    check_webhooks(objs, WIRING)
+    check_rbac(objs, WIRING, service_account=FULLNAME)
+    volume = check_deployment(objs, WIRING, replicas=3)
+    assert check_ca(objs, WIRING) == "caBundle"  # and the serving certificate verifies against it
+    (secret,) = by_kind(objs, "Secret")
+    assert volume["secret"]["secretName"] == secret["metadata"]["name"]
+    assert base64.b64decode(secret["data"]["ca.crt"]) == base64.b64decode(
+        webhooks(objs)[0][2]["clientConfig"]["caBundle"])
+    assert sorted(o["kind"] for o in objs) == sorted([
+        "ClusterRole", "ClusterRoleBinding", "Deployment", "MutatingWebhookConfiguration", "PodDisruptionBudget",
+        "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
+    ])
+
+
+def test_cert_manager_values_render_issuers_certificate_and_injection(cert_manager_install):
+    objs, _notes = cert_manager_install
+    assert sorted(check_schemas(objs)) == ["Certificate", "Certificate", "Issuer", "Issuer"]
+    check_webhooks(objs, WIRING)
+    check_rbac(objs, WIRING, service_account=FULLNAME)
+    volume = check_deployment(objs, WIRING)
+    assert check_ca(objs, WIRING) == "inject"
+    assert by_kind(objs, "Secret") == []
+    certs = {c["metadata"]["name"]: c["spec"] for c in by_kind(objs, "Certificate")}
+    serving = certs[f"{FULLNAME}-serving"]
+    assert serving["secretName"] == volume["secret"]["secretName"]
+    assert serving["issuerRef"]["name"] == f"{FULLNAME}-ca"
+    assert certs[f"{FULLNAME}-ca"]["isCA"] is True
+    issuers = {i["metadata"]["name"]: i["spec"] for i in by_kind(objs, "Issuer")}
+    assert issuers == {f"{FULLNAME}-selfsigned": {"selfSigned": {}}, f"{FULLNAME}-ca": {"ca": {"secretName": f"{FULLNAME}-ca"}}}
+    for cfg in objs:
+        if cfg["kind"].endswith("WebhookConfiguration"):
+            assert cfg["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/{FULLNAME}-serving"
+
+
+def test_cert_manager_with_an_existing_issuer():
+    objs, _ = install({"tls": {"source": "cert-manager", "certManager": {
+        "create": False, "issuerRef": {"name": "corp-ca", "kind": "ClusterIssuer"}}}})
+    assert by_kind(objs, "Issuer") == []
+    (cert,) = by_kind(objs, "Certificate")
+    assert cert["spec"]["issuerRef"] == {"name": "corp-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
+    assert check_ca(objs, WIRING) == "inject"
+
+
+def test_existing_secret_with_a_given_ca_bundle():
+    bundle = base64.b64encode(b"-----BEGIN CERTIFICATE-----\n").decode()
+    objs, _ = install({"tls": {"source": "secret", "existingSecret": "my-tls", "caBundle": bundle}})
+    assert by_kind(objs, "Secret") == [] and by_kind(objs, "Certificate") == []
+    volume = check_deployment(objs, WIRING)
+    assert volume["secret"]["secretName"] == "my-tls"
+    assert {h["clientConfig"]["caBundle"] for _k, _c, h in webhooks(objs)} == {bundle}
+
+
+def test_optional_service_monitor_and_network_policy():
+    objs, _ = install({"metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+                       "networkPolicy": {"enabled": True, "apiServerCIDRs": ["10.0.0.1/32"]}})
+    assert check_schemas(objs) == ["ServiceMonitor"]
+    (monitor,) = by_kind(objs, "ServiceMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "prom"
+    (service,) = by_kind(objs, "Service")
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert monitor["spec"]["endpoints"][0]["port"] in {p["name"] for p in service["spec"]["ports"]}
+    (policy,) = by_kind(objs, "NetworkPolicy")
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert {p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]} == {"https", "metrics"}
+    assert policy["spec"]["egress"][0]["to"] == [{"ipBlock": {"cidr": "10.0.0.1/32"}}]
+
+
+def test_values_reach_the_objects():
+    objs, notes = install({
+        "replicaCount": 5, "policy": "expand", "priorityClassName": "system-cluster-critical",
+        "tls": {"minVersion": "1.3"}, "webhook": {"failurePolicy": "Ignore", "timeoutSeconds": 5,
+                                                  "excludeNamespaces": ["legacy"]},
+        "podDisruptionBudget": {"maxUnavailable": 2}, "podAntiAffinity": "hard",
+        "image": {"repository": "registry.example/itw", "digest": "sha256:" + "a" * 64},
+    })
+    deploy = check_deployment_loosely(objs)
+    pod = deploy["spec"]["template"]["spec"]
+    assert deploy["spec"]["replicas"] == 5
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    args = pod["containers"][0]["args"]
+    assert "--policy=expand" in args and "--tls-min-version=1.3" in args
+    assert pod["containers"][0]["image"] == "registry.example/itw@sha256:" + "a" * 64
+    assert "requiredDuringSchedulingIgnoredDuringExecution" in pod["affinity"]["podAntiAffinity"]
+    assert by_kind(objs, "PodDisruptionBudget")[0]["spec"]["maxUnavailable"] == 2
+    for _k, _c, hook in webhooks(objs):
+        assert (hook["failurePolicy"], hook["timeoutSeconds"]) == ("Ignore", 5)
+        assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", NAMESPACE, "legacy"]
+    assert "failurePolicy:   Ignore" in notes
+    assert check_schemas(objs) == []
+
+
+def check_deployment_loosely(objs: list[dict]) -> dict:
+    (deploy,) = by_kind(objs, "Deployment")
+    return deploy
+
+
+@pytest.mark.parametrize("values,message", [
+    ({"policy": "flatten"}, "policy must be reference, expand or expandAll"),
+    ({"tls": {"minVersion": "1.1"}}, "tls.minVersion must be"),
+    ({"tls": {"source": "vault"}}, "tls.source must be"),
+    ({"tls": {"source": "secret"}}, "tls.caBundle is required"),
+    ({"tls": {"source": "secret", "caBundle": "Zm9v"}}, "tls.existingSecret is required"),
+    ({"tls": {"source": "cert-manager", "certManager": {"create": False}}}, "issuerRef.name is required"),
+])
+def test_bad_values_fail_with_a_clear_message(values, message):
+    with pytest.raises(helm.HelmError, match=message):
+        install(values)
+
+
+def test_every_object_has_the_standard_labels(default_install, cert_manager_install):
+    for objs in (default_install[0], cert_manager_install[0]):
+        for obj in objs:
+            labels = obj["metadata"]["labels"]
+            assert labels["app.kubernetes.io/name"] == "instancetype-webhook"
+            assert labels["app.kubernetes.io/instance"] == RELEASE
+            assert labels["app.kubernetes.io/managed-by"] == "Helm"
+            assert labels["app.kubernetes.io/version"] == "0.1.0"
+            assert labels["helm.sh/chart"] == "instancetype-webhook-0.1.0"
+
+
+def test_chart_and_plain_manifests_register_the_same_match_condition(default_install):
+    plain = yaml.safe_load((ROOT / "webhook_config" / "mutatingwebhookconfiguration.yaml").read_text())
+    (mutating,) = by_kind(default_install[0], "MutatingWebhookConfiguration")
+    assert mutating["webhooks"][0]["matchConditions"] == plain["webhooks"][0]["matchConditions"]
+    conditions = {h["name"]: h.get("matchConditions") for _k, _c, h in webhooks(default_install[0])}
+    assert conditions["instancetypes.validate.instancetype-webhook.io"] is None
+
+
+def test_generated_certificates_differ_per_install_but_agree_within_one(default_install):
+    again, _ = install()
+    first = by_kind(default_install[0], "Secret")[0]["data"]["ca.crt"]
+    assert by_kind(again, "Secret")[0]["data"]["ca.crt"] != first
+    assert check_ca(again, WIRING) == "caBundle"
+
+
+def test_notes_tell_how_to_check_the_install(default_install, cert_manager_install):
+    notes = default_install[1]
+    assert f"kubectl -n {NAMESPACE} rollout status deployment/{FULLNAME}" in notes
+    assert "failurePolicy is Fail" in notes
+    assert f"get certificate {FULLNAME}-serving" in cert_manager_install[1]
