@@ -1,10 +1,11 @@
 """POST /mutate: flatten VMs under the reference policy (spec 4.5) with a minimal JSONPatch.
 
-Under `expand`/`expandAll` the VM is first run through the whole instancetype validation pipeline
+Under `expand`/`expandAll` the VM is also run through the whole instancetype validation pipeline
 (spec 3.9) as submitted, because once flat the validator can no longer check the spread ratio or
 the preference's requirements; a VM that fails is denied with the same 422 causes, never stored flat.
-Expansion errors deny too: conflicts with upstream's 422 causes, a reference that does not resolve
-with a message naming the missing object (it cannot be flattened). Anything that is not a VM
+Expansion errors deny too: a reference that does not resolve (or names an unknown kind) with a
+message naming the missing object, since it cannot be flattened (this wins over validation, which
+ignores missing objects); otherwise the validator's causes, else the expansion's conflict causes. Anything that is not a VM
 CREATE/UPDATE is allowed untouched.
 """
 from __future__ import annotations
@@ -65,12 +66,16 @@ def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     from app.kubevirt.admission import validate_vm
 
     verdict = validate_vm(with_namespace(vm, namespace), ctx.source, ctx.cluster)
-    if not verdict.allowed:
-        return _deny(review, kind, verdict, decision.policy)
     try:
         flat = flatten(vm, namespace, ctx)
     except ExpandError as exc:
-        return _deny(review, kind, expansion_denial(exc, decision.policy), decision.policy)
+        # A reference that does not resolve is the real reason (validation ignored it); otherwise
+        # the validator's answer comes first, as /validate would give it.
+        if verdict.allowed or exc.kind in ("notFound", "badRequest"):
+            return _deny(review, kind, expansion_denial(exc, decision.policy), decision.policy)
+        return _deny(review, kind, verdict, decision.policy)
+    if not verdict.allowed:
+        return _deny(review, kind, verdict, decision.policy)
     ops = make_patch(vm, flat)
     allowed = Verdict.allow([*decision.warnings, *verdict.warnings])
     return Outcome(True, rv.response(review, allowed, ops), kind, "patched" if ops else "allowed",

@@ -107,7 +107,10 @@ def _check_mutate(case: dict, resp: dict) -> list[str]:
             problems.append("expected a denial under expand")
         if "patch" in resp:
             problems.append("a denial carries no patch")
-        if not exp_validate["allowed"]:
+        if "error" in expected and expected["kind"] in ("notFound", "badRequest"):
+            if expected["error"] not in resp.get("status", {}).get("message", ""):
+                problems.append(f"denial {resp.get('status')} does not name {expected['error']!r}")
+        elif not exp_validate["allowed"]:
             if resp.get("status", {}).get("message") != exp_validate.get("message"):
                 problems.append(f"denial message {resp.get('status')} != validation {exp_validate.get('message')!r}")
         elif expected["error"] not in resp.get("status", {}).get("message", ""):
