@@ -4,7 +4,9 @@ A case (format: shared/conformance/README.md) has sections, each checked by a re
 
 - `expected`                       -> `app.kubevirt.expand.expand`
 - `expectedValidate.instancetype`  -> `app.kubevirt.admission.validate_vm`
-- `domxml`                         -> registered by the domain XML generator (see `register_section`)
+- `domxml`                         -> registered by `app.domxml.conformance` (a plugin module, see
+                                      `PLUGIN_MODULES`), which calls `register_section`; without it the
+                                      section is reported as not checked
 
 A section check takes the whole case and returns None (match) or a `Difference`; it raises `NotChecked`
 when it cannot check the section (for example no renderer exists yet). An unchecked section is reported
@@ -55,8 +57,11 @@ class Difference:
     path: str
     ours: Any
     expected: Any
+    note: str | None = None  # replaces "got ..., want ..." when the values are not worth printing
 
     def __str__(self) -> str:
+        if self.note is not None:
+            return f"{self.path}: {self.note}"
         return f"{self.path}: got {_short(self.ours)}, want {_short(self.expected)}"
 
 
@@ -322,7 +327,10 @@ def report(results: Iterable[CaseResult], out: TextIO, verbose: bool = False) ->
     """Print one line per failing case (all cases with -v); return (passed, failed)."""
     passed = failed = 0
     unchecked: dict[str, tuple[int, str]] = {}
+    checked: dict[str, int] = {}
     for result in results:
+        for section in result.checked:
+            checked[section] = checked.get(section, 0) + 1
         for section, reason in result.not_checked:
             count, _ = unchecked.get(section, (0, reason))
             unchecked[section] = (count + 1, reason)
@@ -337,6 +345,8 @@ def report(results: Iterable[CaseResult], out: TextIO, verbose: bool = False) ->
         out.write(f"FAIL {result.name} [{section}] {diff}{more}\n")
     for section, (count, reason) in sorted(unchecked.items()):
         out.write(f"{section}: not checked in {count} case(s): {reason}\n")
+    if checked:
+        out.write("sections checked: " + ", ".join(f"{name} {count}" for name, count in sorted(checked.items())) + "\n")
     out.write(f"{passed} passed, {failed} failed\n")
     return passed, failed
 

@@ -86,7 +86,11 @@ def test_list_order_is_significant():
 
 def test_filter_and_verbose(cases):
     status, lines = run(cases, "memory-unmet", True)
-    assert lines == [f"PASS {PASSING} (expected, expectedValidate.instancetype)", "1 passed, 0 failed"]
+    assert lines == [
+        f"PASS {PASSING} (expected, expectedValidate.instancetype)",
+        "sections checked: expected 1, expectedValidate.instancetype 1",
+        "1 passed, 0 failed",
+    ]
 
 
 def test_unreadable_case_fails_without_stopping_the_run(cases):
@@ -107,6 +111,26 @@ def test_registered_section_checks_domxml(cases, monkeypatch):
     status, lines = run(cases)
     assert seen == [WITH_DOMXML] and status == 1
     assert any(line.startswith(f"FAIL {WITH_DOMXML} [domxml] domxml.xml") for line in lines)
+
+
+def test_plugin_modules_register_section_checks(tmp_path, monkeypatch):
+    plugin = tmp_path / "plugins" / "fake_domxml_plugin.py"
+    plugin.parent.mkdir()
+    plugin.write_text(
+        "from app.conformance import Difference, register_section\n"
+        "register_section('domxml', lambda case: Difference('domxml.xml', None, None, note='rendered nothing'))\n"
+    )
+    monkeypatch.syspath_prepend(str(plugin.parent))
+    monkeypatch.setattr(conformance, "PLUGIN_MODULES", ("fake_domxml_plugin", "no_such_plugin_module"))
+    monkeypatch.setitem(conformance.SECTIONS, "domxml", conformance.SECTIONS["domxml"])
+    shutil.copy(CONFORMANCE / f"{WITH_DOMXML}.json", tmp_path / f"{WITH_DOMXML}.json")
+    status, lines = run(tmp_path)
+    assert status == 1
+    assert lines == [
+        f"FAIL {WITH_DOMXML} [domxml] domxml.xml: rendered nothing",
+        "sections checked: domxml 1, expected 1, expectedValidate.instancetype 1",
+        "0 passed, 1 failed",
+    ]
 
 
 def test_cli_exit_status(cases, capsys):
