@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
@@ -173,9 +173,43 @@ def case_source(case_input: dict[str, Any]) -> InMemorySource:
     return source
 
 
+def settings_from_configuration(configuration: dict[str, Any] | None) -> ClusterSettings:
+    """ClusterSettings from a KubeVirt CR `spec.configuration` (or a whole CR / spec holding one).
+
+    Only the keys the expansion depends on are read; anything absent keeps upstream's default.
+    """
+    config = configuration or {}
+    config = (config.get("spec") or config).get("configuration") or config.get("spec") or config
+    if not config:
+        return DEFAULT_SETTINGS
+    changes: dict[str, Any] = {}
+    arch_config = config.get("architectureConfiguration") or {}
+    if arch_config.get("defaultArchitecture"):
+        changes["architecture"] = arch_config["defaultArchitecture"]
+    machine_types = dict(DEFAULT_SETTINGS.machine_types)
+    for arch, values in arch_config.items():
+        if isinstance(values, dict) and values.get("machineType"):
+            machine_types[arch] = values["machineType"]
+    changes["machine_types"] = machine_types
+    changes["machine_type"] = machine_types.get("amd64", DEFAULT_SETTINGS.machine_type)
+    network = config.get("network") or {}
+    if network.get("defaultNetworkInterface"):
+        changes["default_network_binding"] = network["defaultNetworkInterface"]
+    if network.get("permitBridgeInterfaceOnPodNetwork") is not None:
+        changes["permit_bridge_on_pod_network"] = bool(network["permitBridgeInterfaceOnPodNetwork"])
+    if config.get("evictionStrategy"):
+        changes["eviction_strategy"] = config["evictionStrategy"]
+    if config.get("cpuRequest") is not None:
+        changes["cpu_request"] = str(config["cpuRequest"])
+    overcommit = (config.get("developerConfiguration") or {}).get("memoryOvercommit")
+    if overcommit is not None:
+        changes["memory_overcommit"] = int(overcommit)
+    return replace(DEFAULT_SETTINGS, **changes)
+
+
 def case_settings(case_input: dict[str, Any]) -> ClusterSettings:
-    """Cluster settings for a case; the public corpus always uses the default KubeVirt configuration."""
-    return DEFAULT_SETTINGS
+    """Cluster settings for a case: upstream's defaults unless the case gives `kubevirtConfiguration`."""
+    return settings_from_configuration(case_input.get("kubevirtConfiguration"))
 
 
 def case_vm(case: dict[str, Any]) -> dict[str, Any]:

@@ -104,6 +104,8 @@ def validate_vm(vm: dict[str, Any], source: Source, settings: ClusterSettings = 
         return error(exc.message)
     except QuantityError as exc:
         return error(str(exc))
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:  # a malformed field deep in the VM or a spec
+        return error(f"cannot apply the instance type and preference: malformed field ({type(exc).__name__}: {exc})")
     verdict.warnings = warnings + verdict.warnings
     return verdict
 

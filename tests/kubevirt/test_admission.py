@@ -159,3 +159,10 @@ def test_reject_keeps_ten_causes():
     assert len(verdict.causes) == 10
     assert verdict.message == ", ".join(f"m{i}" for i in range(10)) + ", and 2 more validation errors"
     assert reject(causes[:2]).message == "m0, m1"
+
+
+def test_malformed_nested_field_is_a_400_not_a_crash():
+    machine = vm("c-2x2", "p-req", {"cpu": "lots", "devices": {}})
+    verdict = validate_vm(machine, SOURCE)
+    assert not verdict.allowed and verdict.code in (400, 422)
+    assert verdict.message
