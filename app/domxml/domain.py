@@ -41,6 +41,9 @@ def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
     conv = Conversion(vmi=vmi, ctx=ctx)
     if not conv.name:
         raise DomainError("the VMI has no metadata.name")
+    if conv.architecture != ctx.architecture:
+        raise DomainError(f"the VMI is for {conv.architecture} but the launcher context is {ctx.architecture}: "
+                          "only same-architecture domains are generated")
     plan = plan_iothreads(conv)
     pinning = Pinning(conv, plan) if conv.dedicated else None
     numa = NumaPassthrough(conv, pinning) if pinning is not None and conv.numa_passthrough else None

@@ -49,15 +49,22 @@ def _kernel_boot(conv: Conversion, os_el: Element) -> None:
         sub(os_el, "kernel", text=KERNEL_BOOT_DIR + "/" + container["kernelPath"].lstrip("/").split("/")[-1])
     if container.get("initrdPath"):
         sub(os_el, "initrd", text=KERNEL_BOOT_DIR + "/" + container["initrdPath"].lstrip("/").split("/")[-1])
-    if kernel_boot.get("kernelArgs") and container:
+    if kernel_boot.get("kernelArgs"):
         sub(os_el, "cmdline", text=kernel_boot["kernelArgs"])
 
 
 def _acpi_tables(conv: Conversion, os_el: Element) -> None:
-    acpi = conv.firmware.get("acpi") or {}
+    acpi = conv.firmware.get("acpi")
+    if acpi is None:
+        return
     tables = [(kind, acpi[key]) for kind, key in (("slic", "slicNameRef"), ("msdm", "msdmNameRef")) if acpi.get(key)]
     if not tables:
-        return
+        raise DomainError("No ACPI tables were set. Expecting at least one.")
     acpi_el = sub(os_el, "acpi")
+    volumes = conv.volumes
     for kind, volume in tables:
+        if volume not in volumes:
+            raise DomainError(f"Firmware's volume for {kind} was not found")
+        if volumes[volume][1].get("secret") is None:
+            raise DomainError(f"Firmware's volume type is unsupported for {kind}")
         sub(acpi_el, "table", {"type": kind}, f"{SECRET_DIR}/{volume}/{kind}.bin")

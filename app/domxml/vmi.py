@@ -35,6 +35,9 @@ def vmi_from_vm(vm: dict, uid: str | None = None) -> dict:
     if not firmware.get("uuid"):
         firmware = {**firmware, "uuid": firmware_uuid(name)}
     domain["firmware"] = firmware
+    devices = domain.setdefault("devices", {})
+    if devices.get("autoattachInputDevice") and not devices.get("inputs"):
+        devices["inputs"] = [{"name": "default-0"}]  # bus and type come from the VMI defaults
     vmi_meta: dict = {
         "name": name,
         "namespace": namespace,

@@ -1,0 +1,90 @@
+"""`instancetype-webhook domxml`: the libvirt domain XML virt-launcher would define for a VM, offline.
+
+    instancetype-webhook domxml -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [--uid UID]
+
+The VirtualMachine is expanded first (its instance type and preference, from the -f objects on top of the
+bundled common-instancetypes catalogue or --catalog DIR), turned into the VMI virt-controller would create,
+defaulted like virt-api does and converted like virt-launcher's converter (default launcher context:
+see app/domxml/context.py). A VirtualMachineInstance may be given instead of a VM; it is converted as is.
+
+Exit status: 0 XML printed, 1 rejected (expansion conflict/missing reference, or the converter refuses
+the VMI), 2 unreadable input.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from app.cli.expand import InputError, _read, build_source, print_rejection
+from app.domxml import DomainError, render_domain, vmi_from_vm
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.expand import expand
+from app.kubevirt.settings import DEFAULT_SETTINGS
+from app.sources.catalog import CatalogError, is_reference_object, iter_documents
+
+SUBJECT_KINDS = ("VirtualMachine", "VirtualMachineInstance")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "domxml",
+        help="print the libvirt domain XML a VirtualMachine (or VMI) would get (offline)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                   help="a VM or VMI and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
+    p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
+    p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None,
+        stdin: TextIO | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        subject, objects = read_subject(args.filename, stdin or sys.stdin)
+        if subject.get("kind") == "VirtualMachineInstance":
+            vmi = subject
+        else:
+            source = build_source(objects, args.catalog, subject)
+            vmi = vmi_from_vm(expand(subject, source, DEFAULT_SETTINGS), uid=args.uid)
+    except (InputError, CatalogError) as exc:
+        print(f"error: {exc}", file=err)
+        return 2
+    except ExpandError as exc:
+        print_rejection(exc, err)
+        return 1
+    except DomainError as exc:
+        print(f"rejected: {exc}", file=err)
+        return 1
+    try:
+        xml = render_domain(vmi)
+    except DomainError as exc:
+        print(f"rejected: {exc}", file=err)
+        return 1
+    try:
+        out.write(xml)
+        out.flush()
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def read_subject(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The one VM (or VMI) and the reference objects found in `paths`."""
+    subjects: list[dict[str, Any]] = []
+    objects: list[dict[str, Any]] = []
+    for path in paths:
+        text, origin = _read(path, stdin)
+        for doc in iter_documents(text, origin):
+            if doc.get("kind") in SUBJECT_KINDS:
+                subjects.append(doc)
+            elif is_reference_object(doc):
+                objects.append(doc)
+    if not subjects:
+        raise InputError(f"no VirtualMachine or VirtualMachineInstance in {', '.join(paths)}")
+    if len(subjects) > 1:
+        raise InputError(f"{len(subjects)} VirtualMachine/VirtualMachineInstance documents; give exactly one")
+    return subjects[0], objects
