@@ -249,6 +249,7 @@ def check_deployment(objs: list[dict], wiring: Wiring, replicas: int = 3) -> dic
     assert any(a.startswith("--tls-cert=/etc/instancetype-webhook/tls/") for a in args)
     assert any(a.startswith("--tls-key=/etc/instancetype-webhook/tls/") for a in args)
     assert "--port=8443" in args and any(a.startswith("--tls-min-version=1.") for a in args)
+    assert ("--in-cluster" in args) != any(a.startswith("--catalog=") for a in args), "one reference source"
 
     tls_mount = [m for m in container["volumeMounts"] if m["mountPath"] == "/etc/instancetype-webhook/tls"]
     assert tls_mount and tls_mount[0]["readOnly"] is True

@@ -145,6 +145,16 @@ def test_values_reach_the_objects():
     assert check_schemas(objs) == []
 
 
+def test_catalog_directory_replaces_the_cluster_source_and_namespaces_are_opt_in():
+    objs, _ = install({"catalog": {"directory": "/catalog"}, "rbac": {"readNamespaces": True}})
+    args = check_deployment(objs, WIRING) and check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--catalog=/catalog" in args and "--in-cluster" not in args
+    (role,) = by_kind(objs, "ClusterRole")
+    assert role["rules"][-1] == {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]}
+    with pytest.raises(AssertionError):
+        check_rbac(objs, WIRING, service_account=FULLNAME)  # no longer the default least-privilege set
+
+
 def check_deployment_loosely(objs: list[dict]) -> dict:
     (deploy,) = by_kind(objs, "Deployment")
     return deploy

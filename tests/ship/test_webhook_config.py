@@ -98,6 +98,7 @@ VM_REF = {"spec": {"instancetype": {"name": "u1.small"}, "template": {"spec": {}
 VM_PREF = {"spec": {"preference": {"name": "fedora"}, "template": {"spec": {}}}}
 VM_INFER = {"spec": {"instancetype": {"inferFromVolume": "root"}, "template": {"spec": {}}}}
 VM_PLAIN = {"spec": {"template": {"spec": {"domain": {"cpu": {"cores": 2}}}}}}
+VM_ANNOTATED = {**VM_PLAIN, "metadata": {"annotations": {"instancetype-webhook.kubevirt.io/policy": "expand"}}}
 
 
 @pytest.mark.parametrize("operation,obj,old,sent", [
@@ -110,6 +111,8 @@ VM_PLAIN = {"spec": {"template": {"spec": {"domain": {"cpu": {"cores": 2}}}}}}
     ("UPDATE", VM_PLAIN, VM_PREF, True),
     ("UPDATE", VM_REF, VM_PLAIN, True),     # adding one too
     ("UPDATE", VM_PLAIN, VM_PLAIN, False),
+    ("CREATE", VM_ANNOTATED, None, True),   # a policy annotation is reviewed (a bad value gets a warning)
+    ("CREATE", {**VM_PLAIN, "metadata": {"annotations": {"other": "x"}}}, None, False),
 ])
 def test_match_condition_skips_only_vms_without_any_reference(operation, obj, old, sent):
     for _kind, _cfg, hook in webhooks(listed_objects()):
@@ -148,6 +151,7 @@ _DELETE = object()
     (_set("MutatingWebhookConfiguration.webhooks.0.rules.0.operations", ["CREATE", "UPDATE", "DELETE"]), "webhooks"),
     (_set("ClusterRole.rules.0.verbs", ["get", "list", "watch", "update"]), "rbac"),
     (_set("ClusterRole.rules.1.verbs", ["get", "list"]), "rbac"),
+    (_set("Deployment.spec.template.spec.containers.0.args", ["--port=8443"]), "deployment"),
     (_set("Deployment.spec.template.spec.containers.0.securityContext.readOnlyRootFilesystem", False), "deployment"),
     (_set("Deployment.spec.template.spec.containers.0.securityContext.capabilities", {"drop": ["NET_RAW"]}), "deployment"),
     (_set("Deployment.spec.template.spec.securityContext.seccompProfile", _DELETE), "deployment"),

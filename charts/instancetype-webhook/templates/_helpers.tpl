@@ -132,6 +132,8 @@ matchConditions:
   - name: references-an-instancetype-or-preference
     expression: >-
       (has(object.spec) && (has(object.spec.instancetype) || has(object.spec.preference))) ||
+      (has(object.metadata) && has(object.metadata.annotations) &&
+      'instancetype-webhook.kubevirt.io/policy' in object.metadata.annotations) ||
       (request.operation == 'UPDATE' && has(oldObject.spec) &&
       (has(oldObject.spec.instancetype) || has(oldObject.spec.preference)))
 {{- end }}
