@@ -60,11 +60,11 @@ def _apply_cpu_features(cpu_prefs: dict[str, Any] | None, domain: dict[str, Any]
 
 
 def _apply_machine(machine_prefs: dict[str, Any] | None, domain: dict[str, Any]) -> None:
-    wanted = (machine_prefs or {}).get("preferredMachineType")
-    if not wanted:
+    if machine_prefs is None:
         return
-    machine = dict(domain.get("machine") or {})
-    if not machine.get("type"):
+    machine = dict(domain.get("machine") or {})  # created even without a preferred type, as upstream
+    wanted = machine_prefs.get("preferredMachineType")
+    if wanted and not machine.get("type"):
         machine["type"] = wanted
     domain["machine"] = machine
 

@@ -1,0 +1,176 @@
+"""Expansion end to end: the worked examples of spec section 6 and the public helper API."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.expand import apply_specs, apply_vmi_defaults, expand, find_specs, finish_expansion
+from app.kubevirt.source import InMemorySource
+
+
+def cluster_it(name, guest, memory, **memory_extra):
+    return {"kind": "VirtualMachineClusterInstancetype", "metadata": {"name": name},
+            "spec": {"cpu": {"guest": guest}, "memory": {"guest": memory, **memory_extra}}}
+
+
+def cluster_pref(name, spec):
+    return {"kind": "VirtualMachineClusterPreference", "metadata": {"name": name}, "spec": spec}
+
+
+SOURCE = InMemorySource([
+    cluster_it("c-2x2", 2, "2Gi"), cluster_it("c-4x4", 4, "4Gi"), cluster_it("c-3x1", 3, "1Gi"),
+    cluster_it("c-12", 12, "12Gi"), cluster_it("o-1x1g", 1, "1Gi", overcommitPercent=10),
+    cluster_it("u1.medium", 1, "4Gi"),
+    cluster_pref("p-cores", {"cpu": {"preferredCPUTopology": "cores"}}),
+    cluster_pref("p-spread", {"cpu": {"preferredCPUTopology": "spread"}}),
+    cluster_pref("p-sct3", {"cpu": {"preferredCPUTopology": "spread",
+                                    "spreadOptions": {"across": "SocketsCoresThreads", "ratio": 3}}}),
+    cluster_pref("fedora", {
+        "annotations": {"vm.kubevirt.io/os": "linux"},
+        "devices": {"preferredDiskBus": "virtio", "preferredInterfaceModel": "virtio", "preferredRng": {}},
+        "features": {"preferredSmm": {}}, "firmware": {"preferredEfi": {"secureBoot": True}},
+        "preferredArchitecture": "amd64",
+        "requirements": {"architecture": "amd64", "cpu": {"guest": 1}, "memory": {"guest": "2Gi"}}}),
+], default_namespace="ns")
+
+
+def vm(instancetype=None, preference=None, domain=None, **template_spec):
+    spec = {"runStrategy": "Always", "template": {"spec": {"domain": domain if domain is not None else {"devices": {}},
+                                                           **template_spec}}}
+    if instancetype:
+        spec["instancetype"] = {"name": instancetype}
+    if preference:
+        spec["preference"] = {"name": preference}
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
+            "spec": spec}
+
+
+def domain_of(result):
+    return result["spec"]["template"]["spec"]["domain"]
+
+
+def test_e1_default_topology_and_no_resources_beyond_the_empty_object():
+    out = expand(vm("c-4x4"), SOURCE)
+    assert domain_of(out)["cpu"] == {"sockets": 4, "cores": 1, "threads": 1}
+    assert domain_of(out)["memory"] == {"guest": "4Gi"}
+    assert domain_of(out)["resources"] == {}
+
+
+@pytest.mark.parametrize("it, pref, topology", [
+    ("c-4x4", "p-cores", (1, 4, 1)),
+    ("c-2x2", "p-spread", (1, 2, 1)),
+    ("c-4x4", "p-spread", (2, 2, 1)),
+    ("c-12", "p-sct3", (2, 3, 2)),
+    ("c-3x1", "p-spread", (1, 2, 1)),  # E5 is refused at admission; expansion divides silently
+])
+def test_e2_to_e4_topologies(it, pref, topology):
+    cpu = domain_of(expand(vm(it, pref), SOURCE))["cpu"]
+    assert (cpu["sockets"], cpu["cores"], cpu["threads"]) == topology
+
+
+def test_e6_topology_conflict():
+    with pytest.raises(ExpandError) as err:
+        expand(vm("c-2x2", domain={"cpu": {"sockets": 1, "cores": 1, "threads": 1}}), SOURCE)
+    paths = [f"spec.template.spec.domain.cpu.{x}" for x in ("sockets", "cores", "threads")]
+    assert err.value.kind == "conflict"
+    assert [c.field for c in err.value.causes] == paths
+    assert err.value.message == f"VM field(s) {', '.join(paths)} conflicts with selected instance type"
+
+
+def test_e7_e8_resource_conflicts():
+    with pytest.raises(ExpandError) as err:
+        expand(vm("c-2x2", domain={"cpu": {"sockets": 1}, "memory": {"guest": "1Gi"},
+                                   "resources": {"requests": {"memory": "1Gi"}}}), SOURCE)
+    assert [c.field for c in err.value.causes] == ["spec.template.spec.domain.cpu.sockets",
+                                                   "spec.template.spec.domain.memory.guest"]
+    with pytest.raises(ExpandError) as err:
+        expand(vm("c-2x2", domain={"resources": {"limits": {"cpu": "1"}}}), SOURCE)
+    assert [c.field for c in err.value.causes] == ["spec.template.spec.domain.resources.limits.cpu"]
+
+
+def test_e10_overcommit_request():
+    out = expand(vm("o-1x1g"), SOURCE)
+    assert domain_of(out)["resources"] == {"requests": {"memory": "966367616"}}
+
+
+def test_e17_missing_instancetype():
+    with pytest.raises(ExpandError) as err:
+        expand(vm("nonexistent"), SOURCE)
+    assert err.value.kind == "notFound"
+    assert err.value.message == 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "nonexistent" not found'
+
+
+def test_e20_full_expansion():
+    source_vm = vm("u1.medium", "fedora", volumes=[
+        {"name": "containerdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}}])
+    before = copy.deepcopy(source_vm)
+    out = expand(source_vm, SOURCE)
+    assert source_vm == before
+    assert out == {
+        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
+        "spec": {"runStrategy": "Always", "template": {
+            "metadata": {"annotations": {"vm.kubevirt.io/os": "linux"}},
+            "spec": {
+                "architecture": "amd64", "evictionStrategy": "None",
+                "domain": {
+                    "machine": {"type": "q35"},
+                    "firmware": {"bootloader": {"efi": {"secureBoot": True}}},
+                    "cpu": {"sockets": 1, "cores": 1, "threads": 1},
+                    "memory": {"guest": "4Gi"},
+                    "resources": {},
+                    "features": {"acpi": {}, "smm": {}},
+                    "devices": {"rng": {}, "disks": [{"name": "containerdisk", "disk": {"bus": "virtio"}}],
+                                "interfaces": [{"name": "default", "bridge": {}, "model": "virtio"}]}},
+                "networks": [{"name": "default", "pod": {}}],
+                "volumes": [{"name": "containerdisk", "containerDisk": {
+                    "image": "quay.io/containerdisks/fedora:latest", "imagePullPolicy": "Always"}}]}}},
+        "status": {},
+    }
+
+
+def test_vm_without_references_comes_back_unchanged():
+    plain = vm(domain={"cpu": {"sockets": 3}})
+    assert expand(plain, SOURCE) is plain
+
+
+def test_status_refs_are_dropped_other_status_kept():
+    source_vm = vm("c-2x2")
+    source_vm["status"] = {"printableStatus": "Stopped", "instancetypeRef": {"name": "c-2x2"}}
+    assert expand(source_vm, SOURCE)["status"] == {"printableStatus": "Stopped"}
+
+
+def test_fields_outside_the_template_are_shared_not_copied_and_not_changed():
+    source_vm = vm("c-2x2")
+    source_vm["spec"]["dataVolumeTemplates"] = [{"metadata": {"name": "dv"}}]
+    out = expand(source_vm, SOURCE)
+    assert out["spec"]["dataVolumeTemplates"] == [{"metadata": {"name": "dv"}}]
+    assert out["metadata"] == source_vm["metadata"]
+
+
+@pytest.mark.parametrize("bad, kind", [
+    ("not a vm", "schema"),
+    ({"spec": {"instancetype": "c-2x2"}}, "schema"),
+    ({"spec": {"instancetype": {"name": "c-2x2"}, "template": {"spec": []}}}, "schema"),
+    ({"spec": {"instancetype": {"name": "c-2x2"}, "template": {"spec": {"domain": {"cpu": "x"}}}}}, "badRequest"),
+])
+def test_mis_shaped_vms_give_an_error_not_a_crash(bad, kind):
+    with pytest.raises(ExpandError) as err:
+        expand(bad, SOURCE)
+    assert err.value.kind == kind
+
+
+def test_the_steps_the_validator_builds_on():
+    source_vm = vm("c-2x2", "p-cores", domain={"cpu": {"sockets": 1}})
+    instancetype, preference = find_specs(source_vm, SOURCE)
+    assert instancetype["cpu"]["guest"] == 2 and preference["cpu"]["preferredCPUTopology"] == "cores"
+    new_vm, causes = apply_specs(source_vm, instancetype, preference)
+    assert [c.field for c in causes] == ["spec.template.spec.domain.cpu.sockets"]
+    assert source_vm["spec"]["template"]["spec"]["domain"] == {"cpu": {"sockets": 1}}
+    good = vm("c-2x2", "p-cores")
+    new_vm, causes = apply_specs(good, *find_specs(good, SOURCE))
+    assert causes == [] and "architecture" not in new_vm["spec"]["template"]["spec"]
+    apply_vmi_defaults(new_vm)
+    finish_expansion(new_vm)
+    assert new_vm == expand(good, SOURCE)

@@ -1,0 +1,111 @@
+"""Finding specs: kinds and scopes, loose kind names, revisions, and upstream's error texts."""
+from __future__ import annotations
+
+import pytest
+
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.find import find_instancetype_spec, find_preference_spec, resolve_kind
+from app.kubevirt.source import InMemorySource
+
+
+def obj(kind, name, spec, namespace=None, labels=None):
+    meta = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta, "spec": spec}
+
+
+NS_IT = {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}
+CL_IT = {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}
+SOURCE = InMemorySource([
+    obj("VirtualMachineInstancetype", "shared", NS_IT, "ns"),
+    obj("VirtualMachineClusterInstancetype", "shared", CL_IT),
+    obj("VirtualMachinePreference", "pref", {"cpu": {"preferredCPUTopology": "cores"}}, "ns"),
+    obj("VirtualMachineClusterPreference", "pref", {"cpu": {"preferredCPUTopology": "threads"}}),
+    {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "rev-1", "namespace": "ns",
+     "labels": {"instancetype.kubevirt.io/object-name": "shared"}},
+     "data": obj("VirtualMachineClusterInstancetype", "shared", {"cpu": {"guest": 8}, "memory": {"guest": "8Gi"}})},
+], default_namespace="ns")
+
+
+def vm(instancetype=None, preference=None, namespace="ns", status=None):
+    spec = {"template": {"spec": {}}}
+    if instancetype is not None:
+        spec["instancetype"] = instancetype
+    if preference is not None:
+        spec["preference"] = preference
+    out = {"metadata": {"name": "v", "namespace": namespace}, "spec": spec}
+    if status:
+        out["status"] = status
+    return out
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("", CL_IT), ("VirtualMachineClusterInstancetype", CL_IT), ("virtualmachineclusterinstancetypes", CL_IT),
+    ("VirtualMachineInstancetype", NS_IT), ("virtualmachineinstancetypes", NS_IT), ("VIRTUALMACHINEINSTANCETYPE", NS_IT),
+])
+def test_kind_picks_the_scope(kind, expected):
+    assert find_instancetype_spec(vm({"name": "shared", "kind": kind}), SOURCE) == expected
+
+
+def test_no_matcher_is_no_spec():
+    assert find_instancetype_spec(vm(), SOURCE) is None and find_preference_spec(vm(), SOURCE) is None
+
+
+@pytest.mark.parametrize("kind", ["vmf", "VirtualMachineThing", "VirtualMachinePreference"])
+def test_unknown_kind_is_a_bad_request(kind):
+    with pytest.raises(ExpandError) as err:
+        find_instancetype_spec(vm({"name": "shared", "kind": kind}), SOURCE)
+    assert err.value.kind == "badRequest"
+    assert err.value.message == f"got unexpected kind in InstancetypeMatcher: {kind}"
+
+
+def test_preference_kinds_and_errors():
+    assert find_preference_spec(vm(preference={"name": "pref", "kind": "virtualmachinepreference"}), SOURCE) == {
+        "cpu": {"preferredCPUTopology": "cores"}}
+    assert find_preference_spec(vm(preference={"name": "pref"}), SOURCE)["cpu"]["preferredCPUTopology"] == "threads"
+    with pytest.raises(ExpandError, match="got unexpected kind in PreferenceMatcher: VirtualMachineInstancetype"):
+        find_preference_spec(vm(preference={"name": "pref", "kind": "VirtualMachineInstancetype"}), SOURCE)
+
+
+@pytest.mark.parametrize("matcher, namespace, message", [
+    ({"name": "nope"}, "ns", 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "nope" not found'),
+    ({"name": "shared", "kind": "VirtualMachineInstancetype"}, "other",
+     'virtualmachineinstancetypes.instancetype.kubevirt.io "shared" not found'),
+    ({"name": "x", "revisionName": "rev-missing"}, "ns", 'controllerrevisions.apps "rev-missing" not found'),
+])
+def test_not_found_texts(matcher, namespace, message):
+    with pytest.raises(ExpandError) as err:
+        find_instancetype_spec(vm(matcher, namespace=namespace), SOURCE)
+    assert (err.value.kind, err.value.message) == ("notFound", message)
+
+
+def test_missing_preference_texts():
+    with pytest.raises(ExpandError, match='virtualmachinepreferences.instancetype.kubevirt.io "p" not found'):
+        find_preference_spec(vm(preference={"name": "p", "kind": "VirtualMachinePreference"}), SOURCE)
+    with pytest.raises(ExpandError, match='virtualmachineclusterpreferences.instancetype.kubevirt.io "p" not found'):
+        find_preference_spec(vm(preference={"name": "p"}), SOURCE)
+
+
+def test_revision_name_wins_over_the_live_object():
+    spec = find_instancetype_spec(vm({"name": "shared", "revisionName": "rev-1"}), SOURCE)
+    assert spec["cpu"]["guest"] == 8
+
+
+def test_status_revision_is_used_only_when_its_label_names_the_matcher():
+    status = {"instancetypeRef": {"controllerRevisionRef": {"name": "rev-1"}}}
+    assert find_instancetype_spec(vm({"name": "shared"}, status=status), SOURCE)["cpu"]["guest"] == 8
+    with pytest.raises(ExpandError, match='"other" not found'):
+        find_instancetype_spec(vm({"name": "other"}, status=status), SOURCE)
+
+
+def test_revision_holding_the_wrong_family_is_refused():
+    with pytest.raises(ExpandError, match="unexpected type in ControllerRevision"):
+        find_preference_spec(vm(preference={"name": "x", "revisionName": "rev-1"}), SOURCE)
+
+
+def test_resolve_kind_helper():
+    assert resolve_kind(None) == "VirtualMachineClusterInstancetype"
+    assert resolve_kind({"kind": "virtualmachinepreferences"}, preference=True) == "VirtualMachinePreference"
