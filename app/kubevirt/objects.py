@@ -1,9 +1,11 @@
 """Admission of the instance type and preference objects themselves (spec 3.8).
 
 Upstream's admitters first validate the object against the CRD's OpenAPI schema, then run a few
-semantic rules; only CREATE and UPDATE are checked. Schema failures are reported the way KubeVirt's
-webhook reports them (kube-openapi texts such as `spec.cpu.guest in body is required`), with the
-offending path as the cause field.
+semantic rules; only CREATE and UPDATE are checked. The schema check uses the pydantic models generated
+from the CRDs (`app.kubevirt.models`); failures are worded like kube-openapi's (`spec.cpu.guest in body
+is required`), one cause per offending path, with that path as the cause field. Because the schema
+bounds `overcommitPercent` to 0..100, the schema answers first for out-of-range values (as the API
+server would); the webhook's own range message remains in `instancetype_causes`.
 """
 from __future__ import annotations
 
@@ -18,8 +20,10 @@ from app.kubevirt.apply.topology import (
     TOPOLOGIES,
     spread_options,
 )
-from app.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALUE_REQUIRED, Cause, Verdict
-from app.kubevirt.quantity import QuantityError, parse
+from pydantic import ValidationError
+
+from app.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED, FIELD_VALUE_REQUIRED, Cause, Verdict
+from app.kubevirt.models import MODELS
 from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, KINDS, PREFERENCE
 
 ADMITTED_OPERATIONS = ("CREATE", "UPDATE")
@@ -31,15 +35,13 @@ FIELD_VALUE_TYPE_INVALID = "FieldValueTypeInvalid"
 Spec = Mapping[str, Any]
 
 
-# -- schema (the parts of the CRD openAPIV3Schema the admitters rely on) -------------------------------
+# -- schema (the CRD openAPIV3Schema, through the generated models) ----------------------------------
 
-
-def _required(path: str) -> Cause:
-    return Cause(FIELD_VALUE_REQUIRED, f"{path} in body is required", path)
-
-
-def _wrong_type(path: str, expected: str, value: Any) -> Cause:
-    return Cause(FIELD_VALUE_TYPE_INVALID, f"{path} in body must be of type {expected}: {_json_type(value)!r}", path)
+_OPENAPI_TYPES = {
+    "int_type": "integer", "int_parsing": "integer", "int_from_float": "integer", "string_type": "string",
+    "bool_type": "boolean", "bool_parsing": "boolean", "float_type": "number", "list_type": "array",
+    "dict_type": "object", "model_type": "object", "model_attributes_type": "object",
+}
 
 
 def _json_type(value: Any) -> str:
@@ -54,91 +56,54 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _real_path(obj: Any, loc: tuple[Any, ...], missing: bool) -> tuple[str, Any]:
+    """The JSON path of an error location (pydantic's union tags dropped) and the value found there."""
+    parts: list[str] = []
+    value = obj
+    for index, key in enumerate(loc):
+        if isinstance(value, Mapping) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+            value = value[key]
+        elif missing and index == len(loc) - 1:
+            value = None
+        else:
+            break
+        parts.append(f"[{key}]" if isinstance(key, int) else (f".{key}" if parts else str(key)))
+    return "".join(parts), value
 
 
-def _object(spec: Spec, key: str, path: str, causes: list[Cause], required: bool = False) -> Mapping[str, Any] | None:
-    value = spec.get(key)
-    if value is None:
-        if required:
-            causes.append(_required(f"{path}.{key}"))
-        return None
-    if not isinstance(value, Mapping):
-        causes.append(_wrong_type(f"{path}.{key}", "object", value))
-        return None
-    return value
+def _schema_cause(obj: Mapping[str, Any], problem: Mapping[str, Any]) -> Cause:
+    kind = problem["type"]
+    path, value = _real_path(obj, tuple(problem["loc"]), kind == "missing")
+    ctx = problem.get("ctx") or {}
+    if kind == "missing":
+        return Cause(FIELD_VALUE_REQUIRED, f"{path} in body is required", path)
+    if kind in _OPENAPI_TYPES:
+        message = f"{path} in body must be of type {_OPENAPI_TYPES[kind]}: {_json_type(value)!r}"
+        return Cause(FIELD_VALUE_TYPE_INVALID, message, path)
+    if kind == "greater_than_equal":
+        return Cause(FIELD_VALUE_INVALID, f"{path} in body should be greater than or equal to {ctx.get('ge')}", path)
+    if kind == "less_than_equal":
+        return Cause(FIELD_VALUE_INVALID, f"{path} in body should be less than or equal to {ctx.get('le')}", path)
+    if kind == "literal_error":
+        return Cause(FIELD_VALUE_NOT_SUPPORTED, f"{path} in body should be one of [{ctx.get('expected')}]", path)
+    detail = str(ctx.get("error") or problem.get("msg") or kind)
+    return Cause(FIELD_VALUE_INVALID, f"{path} in body is invalid: {detail}", path)
 
 
-def _integer(spec: Spec, key: str, path: str, causes: list[Cause], required: bool = False) -> None:
-    value = spec.get(key)
-    if value is None:
-        if required:
-            causes.append(_required(f"{path}.{key}"))
-    elif not _is_int(value):
-        causes.append(_wrong_type(f"{path}.{key}", "integer", value))
-
-
-def _quantity(spec: Spec, key: str, path: str, causes: list[Cause], required: bool = False) -> None:
-    value = spec.get(key)
-    if value is None:
-        if required:
-            causes.append(_required(f"{path}.{key}"))
-        return
+def schema_causes(obj: Mapping[str, Any]) -> list[Cause]:
+    """What the CRD schema says about the object: one cause per offending path (unknown fields are pruned)."""
     try:
-        parse(value)
-    except QuantityError:
-        causes.append(Cause(FIELD_VALUE_INVALID, f"{path}.{key} in body must be a quantity: {value!r}", f"{path}.{key}"))
-
-
-def _named_items(spec: Spec, key: str, path: str, causes: list[Cause]) -> None:
-    items = spec.get(key)
-    if items is None:
-        return
-    if not isinstance(items, list):
-        causes.append(_wrong_type(f"{path}.{key}", "array", items))
-        return
-    for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            causes.append(_wrong_type(f"{path}.{key}[{index}]", "object", item))
-        elif not item.get("name"):
-            causes.append(_required(f"{path}.{key}[{index}].name"))
-
-
-def instancetype_schema_causes(spec: Spec) -> list[Cause]:
-    causes: list[Cause] = []
-    cpu = _object(spec, "cpu", "spec", causes, required=True)
-    if cpu is not None:
-        _integer(cpu, "guest", "spec.cpu", causes, required=True)
-        _integer(cpu, "maxSockets", "spec.cpu", causes)
-    memory = _object(spec, "memory", "spec", causes, required=True)
-    if memory is not None:
-        _quantity(memory, "guest", "spec.memory", causes, required=True)
-        _quantity(memory, "maxGuest", "spec.memory", causes)
-        _integer(memory, "overcommitPercent", "spec.memory", causes)
-    _named_items(spec, "gpus", "spec", causes)
-    _named_items(spec, "hostDevices", "spec", causes)
-    return causes
-
-
-def preference_schema_causes(spec: Spec) -> list[Cause]:
-    causes: list[Cause] = []
-    cpu = _object(spec, "cpu", "spec", causes)
-    if cpu is not None:
-        _named_items(cpu, "preferredCPUFeatures", "spec.cpu", causes)
-        options = _object(cpu, "spreadOptions", "spec.cpu", causes)
-        if options is not None:
-            _integer(options, "ratio", "spec.cpu.spreadOptions", causes)
-    _integer(spec, "preferSpreadSocketToCoreRatio", "spec", causes)
-    requirements = _object(spec, "requirements", "spec", causes)
-    if requirements is not None:
-        req_cpu = _object(requirements, "cpu", "spec.requirements", causes)
-        if req_cpu is not None:
-            _integer(req_cpu, "guest", "spec.requirements.cpu", causes, required=True)
-        req_memory = _object(requirements, "memory", "spec.requirements", causes)
-        if req_memory is not None:
-            _quantity(req_memory, "guest", "spec.requirements.memory", causes, required=True)
-    return causes
+        MODELS[obj.get("kind", "")].model_validate(obj)
+    except ValidationError as exc:
+        causes: list[Cause] = []
+        for problem in exc.errors(include_url=False):
+            cause = _schema_cause(obj, problem)
+            if all(cause.field != seen.field for seen in causes):
+                causes.append(cause)
+        return causes
+    return []
 
 
 # -- semantic rules (pkg/instancetype/webhooks, pkg/instancetype/preference/webhooks) ------------------
@@ -190,11 +155,11 @@ def preference_warnings(spec: Spec) -> list[str]:
 
 # -- the admitter -------------------------------------------------------------------------------------
 
-_RULES: dict[str, tuple[Callable[[Spec], list[Cause]], Callable[[Spec], list[Cause]], Callable[[Spec], list[str]]]] = {
-    INSTANCETYPE: (instancetype_schema_causes, instancetype_causes, instancetype_warnings),
-    CLUSTER_INSTANCETYPE: (instancetype_schema_causes, instancetype_causes, instancetype_warnings),
-    PREFERENCE: (preference_schema_causes, preference_causes, preference_warnings),
-    CLUSTER_PREFERENCE: (preference_schema_causes, preference_causes, preference_warnings),
+_RULES: dict[str, tuple[Callable[[Spec], list[Cause]], Callable[[Spec], list[str]]]] = {
+    INSTANCETYPE: (instancetype_causes, instancetype_warnings),
+    CLUSTER_INSTANCETYPE: (instancetype_causes, instancetype_warnings),
+    PREFERENCE: (preference_causes, preference_warnings),
+    CLUSTER_PREFERENCE: (preference_causes, preference_warnings),
 }
 
 
@@ -207,13 +172,11 @@ def admit_object(obj: Mapping[str, Any], operation: str = "CREATE") -> Verdict:
     kind = obj.get("kind")
     if kind not in _RULES:
         return Verdict(allowed=False, code=400, message=f"unsupported kind {kind!r}: expected one of {', '.join(KINDS)}")
-    spec = obj.get("spec")
-    if spec is None:
-        return Verdict.deny([_required("spec")])
-    if not isinstance(spec, Mapping):
-        return Verdict.deny([_wrong_type("spec", "object", spec)])
-    schema, semantic, warnings = _RULES[kind]
-    causes = schema(spec) or semantic(spec)
+    causes = schema_causes(obj)
     if causes:
         return Verdict.deny(causes)
-    return Verdict.allow(warnings(spec))
+    semantic, warnings = _RULES[kind]
+    causes = semantic(obj["spec"])
+    if causes:
+        return Verdict.deny(causes)
+    return Verdict.allow(warnings(obj["spec"]))

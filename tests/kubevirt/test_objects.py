@@ -1,7 +1,7 @@
 """Admission of instance type and preference objects (spec 3.8)."""
 import pytest
 
-from app.kubevirt.objects import admit_object
+from app.kubevirt.objects import admit_object, instancetype_causes
 
 IT_KINDS = ["VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"]
 PREF_KINDS = ["VirtualMachinePreference", "VirtualMachineClusterPreference"]
@@ -22,16 +22,38 @@ def test_valid_instancetype_is_allowed_without_warnings(kind):
 
 
 @pytest.mark.parametrize("kind", IT_KINDS)
-def test_overcommit_out_of_range(kind):
+def test_overcommit_out_of_range_is_refused_by_the_schema_first(kind):
     verdict = admit_object(obj(kind, it_spec(overcommitPercent=150)))
     assert not verdict.allowed and verdict.code == 422
     assert [c.to_dict() for c in verdict.causes] == [
         {
             "reason": "FieldValueInvalid",
             "field": "spec.memory.overcommitPercent",
-            "message": "spec.memory.overcommitPercent '150': must be in range between 0 and 100.",
+            "message": "spec.memory.overcommitPercent in body should be less than or equal to 100",
         }
     ]
+    assert admit_object(obj(kind, it_spec(overcommitPercent=-1))).causes[0].message.endswith("greater than or equal to 0")
+
+
+def test_webhook_range_message_behind_the_schema():
+    assert [(c.field, c.message) for c in instancetype_causes(it_spec(overcommitPercent=101))] == [
+        ("spec.memory.overcommitPercent", "spec.memory.overcommitPercent '101': must be in range between 0 and 100.")
+    ]
+
+
+def test_schema_types_and_unknown_fields():
+    verdict = admit_object(obj(IT_KINDS[0], {"cpu": {"guest": 2, "dedicatedCPUPlacement": "yes"}, "memory": {"guest": True}}))
+    assert [(c.reason, c.field) for c in verdict.causes] == [
+        ("FieldValueTypeInvalid", "spec.cpu.dedicatedCPUPlacement"),
+        ("FieldValueTypeInvalid", "spec.memory.guest"),
+    ]
+    assert verdict.causes[0].message == "spec.cpu.dedicatedCPUPlacement in body must be of type boolean: 'string'"
+    pruned = admit_object(obj(IT_KINDS[0], {**it_spec(), "someFutureField": {"x": 1}}))
+    assert pruned.allowed
+    gpus = admit_object(obj(IT_KINDS[0], {**it_spec(), "gpus": [{"deviceName": "x"}]}))
+    assert [c.field for c in gpus.causes] == ["spec.gpus[0].name"]
+    wrong_version = admit_object({**obj(PREF_KINDS[0], {}), "apiVersion": "instancetype.kubevirt.io/v1alpha1"})
+    assert [(c.reason, c.field) for c in wrong_version.causes] == [("FieldValueNotSupported", "apiVersion")]
 
 
 def test_overcommit_with_hugepages():
