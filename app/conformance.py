@@ -239,8 +239,10 @@ def expand_answer(case: dict[str, Any]) -> dict[str, Any]:
 def check_expand(case: dict[str, Any]) -> Difference | None:
     expected = case["expected"]
     ours = expand_answer(case)
-    if "vm" in expected or "vm" in ours:
-        return first_difference(ours, {"vm": expected["vm"]} if "vm" in expected else _error_part(expected))
+    if ("vm" in ours) != ("vm" in expected):
+        return Difference("result", _outcome(ours), _outcome(expected))
+    if "vm" in expected:
+        return first_difference(ours["vm"], expected["vm"], "vm")
     if ours["kind"] != expected.get("kind"):
         return Difference("kind", ours["kind"], expected.get("kind"))
     diff = compare_causes(ours.get("causes", []), expected.get("causes", []), "causes")
@@ -249,8 +251,8 @@ def check_expand(case: dict[str, Any]) -> Difference | None:
     return first_difference(ours["error"], expected.get("error"), "error")
 
 
-def _error_part(expected: dict[str, Any]) -> dict[str, Any]:
-    return {key: expected[key] for key in ("error", "kind", "causes") if key in expected}
+def _outcome(answer: dict[str, Any]) -> str:
+    return "the expanded VM" if "vm" in answer else f"{answer.get('kind')} error: {answer.get('error')}"
 
 
 def verdict_answer(verdict: Verdict) -> dict[str, Any]:

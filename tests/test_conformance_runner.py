@@ -68,6 +68,17 @@ def test_altered_validation_message_is_reported(cases):
     assert '["spec.instancetype"]' in failing and '["spec.preference"]' in failing
 
 
+def test_error_where_a_vm_was_expected(cases):
+    def change(case):
+        case["input"]["clusterInstancetypes"] = []
+
+    altered(cases, PASSING, change)
+    status, lines = run(cases)
+    (failing,) = [line for line in lines if line.startswith("FAIL")]
+    assert failing.startswith(f"FAIL {PASSING}.altered [expected] result: got \"notFound error: ")
+    assert 'want "the expanded VM"' in failing
+
+
 def test_quantities_compare_by_value(cases):
     def change(case):
         case["expected"]["vm"]["spec"]["template"]["spec"]["domain"]["memory"]["guest"] = 1073741824
