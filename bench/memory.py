@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import copy
+import http.client
 import shutil
+import ssl
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +26,6 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from answers import post  # noqa: E402
 from review import write_review  # noqa: E402
 from servers import HOST, Server, free_port  # noqa: E402
 from targets import ROOT, Tls, serve_argv  # noqa: E402
@@ -41,8 +42,7 @@ BURST = 200
 GENERATED_KINDS = (CLUSTER_INSTANCETYPE, INSTANCETYPE, CLUSTER_PREFERENCE, PREFERENCE)
 
 
-def _templates() -> dict[str, list[dict[str, Any]]]:
-    objects = load_catalog().objects()
+def _templates(objects: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     by_kind = {kind: [o for o in objects if o["kind"] == kind] for kind in (CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE)}
     return {CLUSTER_INSTANCETYPE: by_kind[CLUSTER_INSTANCETYPE], INSTANCETYPE: by_kind[CLUSTER_INSTANCETYPE],
             CLUSTER_PREFERENCE: by_kind[CLUSTER_PREFERENCE], PREFERENCE: by_kind[CLUSTER_PREFERENCE]}
@@ -63,9 +63,10 @@ def generated_object(kind: str, index: int, template: dict[str, Any]) -> dict[st
 def generate_catalog(directory: Path, count: int) -> int:
     """Write the bundled catalogue plus `count` generated objects under `directory`; return the total."""
     directory.mkdir(parents=True, exist_ok=True)
+    bundled = load_catalog().objects()
     for path in CATALOG_DIR.glob("*.yaml"):
         shutil.copy(path, directory / path.name)
-    templates = _templates()
+    templates = _templates(bundled)
     objects = []
     for index in range(count):
         kind = GENERATED_KINDS[index % len(GENERATED_KINDS)]
@@ -73,36 +74,54 @@ def generate_catalog(directory: Path, count: int) -> int:
         objects.append(generated_object(kind, index, pool[index % len(pool)]))
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     (directory / "generated.yaml").write_text(yaml.dump_all(objects, Dumper=dumper, sort_keys=False))
-    return count + len(load_catalog().objects())
+    return count + len(bundled)
 
 
-def measure_server(name: str, argv: list[str], base_url: str, body: bytes, logs: Path,
-                   cpus: set[int] | None = None) -> dict[str, Any]:
-    server = Server(name, argv, base_url, cpus=cpus, log_path=logs / f"{name}.log", env={"PYTHONPATH": str(ROOT)})
+def burst(port: int, body: bytes, count: int) -> list[int]:
+    """POST the review to /mutate `count` times over one kept-alive TLS connection; the statuses."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    connection = http.client.HTTPSConnection(HOST, port, timeout=30, context=context)
+    statuses = []
+    try:
+        for _ in range(count):
+            connection.request("POST", "/mutate", body=body, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+    finally:
+        connection.close()
+    return statuses
+
+
+def measure_server(name: str, argv: list[str], port: int, body: bytes, logs: Path,
+                   cpus: set[int] | None = None, requests: int = BURST) -> dict[str, Any]:
+    server = Server(name, argv, f"https://{HOST}:{port}", cpus=cpus, log_path=logs / f"{name}.log",
+                    env={"PYTHONPATH": str(ROOT)})
     with server:
         ready_s = server.wait_ready(timeout=120)
         rss_ready = server.rss_bytes()
-        statuses = [post(base_url + "/mutate", body)[0] for _ in range(BURST)]
+        statuses = burst(port, body, requests)
         return {
             "ready_s": round(ready_s, 3),
             "rss_ready_bytes": rss_ready,
             "rss_after_requests_bytes": server.rss_bytes(),
-            "requests": BURST,
+            "requests": requests,
             "requests_ok": sum(status == 200 for status in statuses),
         }
 
 
-def measure(workdir: Path, tls: Tls, objects: int, cpus: set[int] | None = None) -> dict[str, Any]:
+def measure(workdir: Path, tls: Tls, objects: int, cpus: set[int] | None = None,
+            requests: int = BURST) -> dict[str, Any]:
     """Both checks; `workdir` receives the generated catalogue, the review body and the logs."""
     body = write_review(workdir / "review.json")
     results: dict[str, Any] = {}
     port = free_port()
-    results["bundled"] = measure_server("memory-bundled", serve_argv(port, tls), f"https://{HOST}:{port}",
-                                        body, workdir, cpus)
+    results["bundled"] = measure_server("memory-bundled", serve_argv(port, tls), port, body, workdir, cpus, requests)
     total = generate_catalog(workdir / "catalog", objects)
     port = free_port()
-    big = measure_server("memory-generated", serve_argv(port, tls, workdir / "catalog"),
-                         f"https://{HOST}:{port}", body, workdir, cpus)
+    big = measure_server("memory-generated", serve_argv(port, tls, workdir / "catalog"), port, body, workdir,
+                         cpus, requests)
     results["generated"] = {"objects": total, "generated_objects": objects, **big}
     return results
 

@@ -1,0 +1,53 @@
+"""Our service over plain HTTP, for the benchmark's plain rows only.
+
+The shipped `serve` command is HTTPS-only by design (no plain-HTTP admission endpoint), so this
+builds the same app the way `app.server.run.serve` does (same reference source, context,
+metrics, JSON review log, app factory and uvicorn options) and runs it without TLS on loopback.
+The TLS rows of the benchmark use the real `serve` command.
+
+Run: python bench/plain_server.py --port 18081 [--policy expand] [--catalog DIR]
+"""
+from __future__ import annotations
+
+import argparse
+
+import uvicorn
+
+from app.server.app import Webhook, create_app
+from app.server.context import ReviewContext
+from app.server.logs import configure
+from app.server.metrics import Metrics
+from app.server.run import build_source
+from app.server.settings import ServerSettings
+
+
+def build_app(settings: ServerSettings):
+    source, ready, offload, namespace_labels, _ = build_source(settings)
+    ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
+                        namespace_labels=namespace_labels, provenance=settings.provenance)
+    metrics = Metrics()
+    hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
+                   max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
+                   deadline_action=settings.deadline_action, offload=offload, ready=ready)
+    if settings.metrics_port:
+        metrics.serve(settings.metrics_port, settings.metrics_host)
+    return create_app(hook)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--policy", default="expand")
+    parser.add_argument("--catalog")
+    parser.add_argument("--metrics-port", type=int, default=0)
+    args = parser.parse_args()
+    settings = ServerSettings(host=args.host, port=args.port, policy=args.policy, catalog=args.catalog,
+                              metrics_port=args.metrics_port)
+    configure(settings.log_level)
+    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, access_log=False, log_config=None,
+                log_level=settings.log_level, lifespan="off", server_header=False)
+
+
+if __name__ == "__main__":
+    main()
