@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from app.kubevirt.causes import FIELD_VALUE_INVALID, Cause
-from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
+from app.kubevirt.causes import FIELD_VALUE_INVALID, Cause, ExpandError
+from app.kubevirt.find import resolve_kind
 
 FIELD_VALUE_NOT_FOUND = "FieldValueNotFound"
 FAILURE_POLICIES = ("Ignore", "Reject")
@@ -18,25 +18,15 @@ FAILURE_POLICIES = ("Ignore", "Reject")
 
 @dataclass(frozen=True)
 class MatcherKind:
-    """One of the two matchers: its VM field, its Go type name and the kinds it may name."""
+    """One of the two matchers: its VM field and its Go type name."""
 
     field: str
     type_name: str
-    namespaced: str
-    cluster: str
-    noun: str
-
-    def accepted_names(self) -> dict[str, str]:
-        """Lower-cased singular and plural resource names -> canonical kind."""
-        names: dict[str, str] = {}
-        for kind in (self.namespaced, self.cluster):
-            names[kind.lower()] = kind
-            names[kind.lower() + "s"] = kind
-        return names
+    is_preference: bool
 
 
-INSTANCETYPE_MATCHER = MatcherKind("instancetype", "InstancetypeMatcher", INSTANCETYPE, CLUSTER_INSTANCETYPE, "instance type")
-PREFERENCE_MATCHER = MatcherKind("preference", "PreferenceMatcher", PREFERENCE, CLUSTER_PREFERENCE, "preference")
+INSTANCETYPE_MATCHER = MatcherKind("instancetype", "InstancetypeMatcher", False)
+PREFERENCE_MATCHER = MatcherKind("preference", "PreferenceMatcher", True)
 MATCHERS = (INSTANCETYPE_MATCHER, PREFERENCE_MATCHER)
 
 
@@ -45,13 +35,12 @@ class UnknownKindError(ValueError):
 
 
 def canonical_kind(matcher: MatcherKind, kind: str | None) -> str:
-    """The canonical kind a matcher names: empty means the cluster kind; matching is case-insensitive."""
-    if not kind:
-        return matcher.cluster
-    found = matcher.accepted_names().get(kind.lower())
-    if found is None:
-        raise UnknownKindError(f"got unexpected kind in {matcher.type_name}: {kind}")
-    return found
+    """The canonical kind a matcher names (`app.kubevirt.find.resolve_kind`): empty means the cluster kind,
+    and matching is case-insensitive against the singular and plural resource names."""
+    try:
+        return resolve_kind({"kind": kind or ""}, preference=matcher.is_preference)
+    except ExpandError as exc:
+        raise UnknownKindError(exc.message) from None
 
 
 def _matcher(vm: Mapping[str, Any] | None, matcher: MatcherKind) -> Mapping[str, Any] | None:
