@@ -13,6 +13,7 @@ the VMI), 2 unreadable input.
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from typing import Any, TextIO
 
@@ -48,8 +49,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         if subject.get("kind") == "VirtualMachineInstance":
             vmi = subject
         else:
-            source = build_source(objects, args.catalog, subject)
-            vmi = vmi_from_vm(expand(subject, source, DEFAULT_SETTINGS), uid=args.uid)
+            vmi = vmi_from_vm(expand_like_virt_controller(subject, build_source(objects, args.catalog, subject)),
+                              uid=args.uid)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2
@@ -70,6 +71,19 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     except BrokenPipeError:
         return 0
     return 0
+
+
+def expand_like_virt_controller(vm: dict[str, Any], source: Any) -> dict[str, Any]:
+    """The flat VM, with the input device virt-controller auto-attaches *before* it applies the preference
+    (so preferredInputBus/preferredInputType reach it, as they do on a real cluster)."""
+    flat = expand(vm, source, DEFAULT_SETTINGS)
+    devices = (((flat.get("spec") or {}).get("template") or {}).get("spec") or {}).get("domain", {}).get("devices") or {}
+    if not devices.get("autoattachInputDevice") or devices.get("inputs") or flat is vm:
+        return flat
+    with_input = copy.deepcopy(vm)
+    template_devices = with_input["spec"]["template"]["spec"].setdefault("domain", {}).setdefault("devices", {})
+    template_devices["inputs"] = [{"name": "default-0"}]
+    return expand(with_input, source, DEFAULT_SETTINGS)
 
 
 def read_subject(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]]]:

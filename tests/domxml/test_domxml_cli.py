@@ -1,0 +1,87 @@
+"""`instancetype-webhook domxml`: expand, build the VMI, print the XML; clear errors and exit codes."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from app.cli import main
+from app.domxml import xml_equal
+
+ROOT = Path(__file__).resolve().parents[2]
+
+VM = """
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: fedora, namespace: demo}
+spec:
+  instancetype: {name: u1.medium}
+  preference: {name: rhel.9.desktop}
+  template:
+    spec:
+      domain: {devices: {}}
+      volumes:
+      - name: rootdisk
+        containerDisk: {image: quay.io/containerdisks/fedora:41}
+"""
+
+
+def run_cli(tmp_path: Path, text: str, *extra: str) -> tuple[int, str, str]:
+    path = tmp_path / "in.yaml"
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err
+    try:
+        code = main(["domxml", "-f", str(path), *extra])
+    finally:
+        sys.stdout, sys.stderr = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_vm_with_catalogue_references(tmp_path):
+    code, out, err = run_cli(tmp_path, VM, "--uid", "u-1")
+    assert code == 0, err
+    assert "<name>demo_fedora</name>" in out
+    assert '<memory unit="b">4294967296</memory>' in out  # u1.medium: 4Gi
+    assert "OVMF_CODE.secboot.fd" in out and "<smm/>" in out  # rhel.9.desktop: EFI secure boot + SMM
+    assert '<input type="tablet" bus="virtio" model="virtio">' in out  # autoattached input, preferred bus
+    assert "/var/run/kubevirt-private/u-1/virt-vnc" in out
+
+
+def test_vmi_is_converted_as_is(tmp_path):
+    case = json.loads((ROOT.parent / "shared/conformance/cpu.model.json").read_text())
+    code, out, _ = run_cli(tmp_path, yaml.safe_dump(case["domxml"]["input"]["vmi"]))
+    assert code == 0
+    assert xml_equal(out, case["domxml"]["expected"]["xml"])[0]
+
+
+def test_missing_instancetype_is_a_rejection(tmp_path):
+    code, out, err = run_cli(tmp_path, VM.replace("u1.medium", "nope.none"))
+    assert code == 1 and out == ""
+    assert "not found" in err
+
+
+def test_converter_rejection_exits_1(tmp_path):
+    vm = VM.replace("domain: {devices: {}}", "domain: {devices: {disks: [{name: ghost}]}}")
+    code, _, err = run_cli(tmp_path, vm)
+    assert code == 1 and "ghost" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unreadable_input_exits_2(tmp_path):
+    code, _, err = run_cli(tmp_path, "kind: ConfigMap\nmetadata: {name: x}\n")
+    assert code == 2 and err.startswith("error:")
+    code, _, err = run_cli(tmp_path, "{not yaml: [")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_console_script_entry_point(tmp_path):
+    path = tmp_path / "vm.yaml"
+    path.write_text(VM)
+    proc = subprocess.run([sys.executable, "-m", "app", "domxml", "-f", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("<domain")
