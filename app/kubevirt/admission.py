@@ -18,8 +18,10 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from app.kubevirt.causes import Cause, ExpandError, Verdict
-from app.kubevirt.expand import apply_specs, apply_vmi_defaults
+from app.kubevirt.apply import apply_to_template
+from app.kubevirt.defaults import set_vmi_spec_defaults
 from app.kubevirt.find import find_instancetype_spec, find_preference_spec
+from app.kubevirt.jsondata import clone_tree
 from app.kubevirt.objects import admit_object
 from app.kubevirt.preference.requirements import check_requirements
 from app.kubevirt.preference.validation import check_spread
@@ -114,11 +116,15 @@ def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | Non
     spread = check_spread(instancetype, preference)
     if spread is not None:
         return reject([spread])
-    applied, conflicts = apply_specs(vm, instancetype, preference, settings)
+    # Like upstream's webhook: ApplyToVMI on a copy of the template (no default disks or interface first),
+    # then SetDefaultVirtualMachineInstanceSpec, then the requirements.
+    template = clone_tree((vm.get("spec") or {}).get("template") or {})
+    conflicts = apply_to_template(template, instancetype, preference)
     if conflicts:
         return reject(conflicts)
-    apply_vmi_defaults(applied, settings)
-    shortfall = check_requirements(instancetype, preference, applied["spec"]["template"]["spec"])
+    vmi_spec = template.setdefault("spec", {})
+    set_vmi_spec_defaults(vmi_spec, settings)
+    shortfall = check_requirements(instancetype, preference, vmi_spec)
     if shortfall is not None:
         return reject([shortfall])
     return Verdict.allow()

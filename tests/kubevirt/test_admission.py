@@ -166,3 +166,13 @@ def test_malformed_nested_field_is_a_400_not_a_crash():
     verdict = validate_vm(machine, SOURCE)
     assert not verdict.allowed and verdict.code in (400, 422)
     assert verdict.message
+
+
+def test_conflicts_come_before_the_defaults_and_defaults_errors_are_400():
+    from app.kubevirt.settings import ClusterSettings
+
+    no_bridge = ClusterSettings(permit_bridge_on_pod_network=False)
+    conflicted = validate_vm(vm("c-2x2", domain={"cpu": {"sockets": 1}, "devices": {}}), SOURCE, no_bridge)
+    assert conflicted.code == 422 and [c.field for c in conflicted.causes] == ["spec.template.spec.domain.cpu.sockets"]
+    refused = validate_vm(vm("c-2x2"), SOURCE, no_bridge)
+    assert (refused.allowed, refused.code, refused.message) == (False, 400, "bridge interface is not enabled in kubevirt-config")
