@@ -8,16 +8,21 @@ milliseconds per expansion. Upstream's Go `Expand` takes about 0.37 ms per VM on
 """
 from __future__ import annotations
 
-import argparse
-import cProfile
-import json
-import pstats
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-import orjson
+# bench/ holds modules (e.g. profile.py) that would shadow the standard library: run from the repo root.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import json  # noqa: E402
+import pstats  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import orjson  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

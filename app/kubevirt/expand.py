@@ -108,8 +108,11 @@ def finish_expansion(vm: dict[str, Any]) -> None:
     else:
         vm["status"] = {}
     template = spec["template"]
-    if not isinstance(template.get("metadata"), dict):
-        spec["template"] = template = {"metadata": {}, **{k: v for k, v in template.items() if k != "metadata"}}
+    metadata = template.get("metadata")
+    if not isinstance(metadata, dict) or next(iter(template)) != "metadata":
+        # Go prints the template's (non-pointer) metadata always, and first.
+        rest = {k: v for k, v in template.items() if k != "metadata"}
+        spec["template"] = template = {"metadata": metadata if isinstance(metadata, dict) else {}, **rest}
     domain = _template_spec(vm).setdefault("domain", {})
     if not isinstance(domain.get("resources"), dict):
         domain["resources"] = {}

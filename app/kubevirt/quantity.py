@@ -106,7 +106,12 @@ def parse(raw: Any) -> Quantity:
 
 def canonical(raw: Any) -> str:
     """The canonical string of a quantity given as text or number."""
-    return str(parse(raw))
+    return _canonical_text(raw) if isinstance(raw, str) else str(parse(raw))
+
+
+@lru_cache(maxsize=4096)
+def _canonical_text(raw: str) -> str:
+    return str(_parse(raw))
 
 
 def same_value(a: Any, b: Any) -> bool:

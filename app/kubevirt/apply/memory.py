@@ -7,7 +7,7 @@ from typing import Any
 from app.kubevirt.apply.conflicts import conflict
 from app.kubevirt.causes import Cause
 from app.kubevirt.goshape import HUGEPAGES, go_clone
-from app.kubevirt.quantity import overcommit_request, parse
+from app.kubevirt.quantity import canonical, overcommit_request, parse
 
 
 def first_memory_conflict(base: str, itype_memory: dict[str, Any], domain: dict[str, Any]) -> Cause | None:
@@ -32,16 +32,17 @@ def apply_memory(base: str, itype: dict[str, Any], domain: dict[str, Any]) -> li
     if found is not None:
         return [found]
     memory = dict(domain.get("memory") or {})
-    guest = parse(itype_memory.get("guest", 0))
-    memory["guest"] = str(guest)
+    raw_guest = itype_memory.get("guest", 0)
+    memory["guest"] = canonical(raw_guest)
     percent = int(itype_memory.get("overcommitPercent") or 0)
     if percent > 0:
+        guest = parse(raw_guest)
         resources = dict(domain.get("resources") or {})
         resources["requests"] = {**(resources.get("requests") or {}), "memory": str(overcommit_request(guest, percent))}
         domain["resources"] = resources
     if itype_memory.get("hugepages") is not None:
         memory["hugepages"] = go_clone(itype_memory["hugepages"], HUGEPAGES)
     if itype_memory.get("maxGuest") is not None:
-        memory["maxGuest"] = str(parse(itype_memory["maxGuest"]))
+        memory["maxGuest"] = canonical(itype_memory["maxGuest"])
     domain["memory"] = memory
     return []

@@ -1,4 +1,4 @@
-"""Expansion end to end: the worked examples of spec section 6 and the public helper API."""
+"""Expansion end to end (app.kubevirt.expand): the worked examples of spec section 6 and the public helper API."""
 from __future__ import annotations
 
 import copy
