@@ -44,7 +44,12 @@ class Inputs:
 
 def read_text(path: str, stdin: TextIO | None = None) -> str:
     if path == "-":
-        return (stdin or sys.stdin).read()
+        stream = stdin or sys.stdin
+        try:
+            data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+            return data.decode("utf-8") if isinstance(data, bytes) else data
+        except (OSError, UnicodeError) as exc:
+            raise InputError(f"<stdin>: cannot read: {exc}") from exc
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -61,6 +66,8 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
             docs = list(iter_documents(read_text(path, stdin), origin))
         except CatalogError as exc:
             raise InputError(str(exc)) from exc
+        except UnicodeError as exc:
+            raise InputError(f"{origin}: not valid UTF-8 text: {exc}") from exc
         if not docs:
             raise InputError(f"{origin}: no Kubernetes object found")
         inputs.files.append((origin, docs))

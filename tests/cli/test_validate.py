@@ -118,3 +118,12 @@ def test_unreadable_input_exits_2_with_one_line(tmp_path, capsys, content, expec
 def test_bad_catalog_dir_exits_2(tmp_path, capsys):
     assert main(["validate", "-f", write(tmp_path, "vm.yaml", VM), "--catalog", str(tmp_path / "nope")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_binary_stdin_exits_2(monkeypatch, capsys):
+    class Binary(io.StringIO):
+        buffer = io.BytesIO(b"\xff\xfe\x00bad")
+
+    monkeypatch.setattr("sys.stdin", Binary())
+    assert main(["validate", "-f", "-"]) == 2
+    assert capsys.readouterr().err.startswith("error: <stdin>: cannot read")
