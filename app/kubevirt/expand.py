@@ -25,7 +25,8 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
 
     finish_expansion(vm) -> None
         Drop the matchers and status refs and give the VM the shape Go's encoder prints
-        (`status: {}`, template `metadata: {}`, `domain.resources: {}`, `features.acpi: {}`).
+        (`status: {}`, template `metadata: {}`, `domain.resources: {}`, `domain.devices: {}`,
+        `features.acpi: {}`).
 
 Copying: only `spec.template` is deep-copied (the subtree the steps write); `metadata`, other
 `spec` keys and `status` entries are shared with the input and never written.
@@ -114,8 +115,9 @@ def finish_expansion(vm: dict[str, Any]) -> None:
         rest = {k: v for k, v in template.items() if k != "metadata"}
         spec["template"] = template = {"metadata": metadata if isinstance(metadata, dict) else {}, **rest}
     domain = _template_spec(vm).setdefault("domain", {})
-    if not isinstance(domain.get("resources"), dict):
-        domain["resources"] = {}
+    for key in ("resources", "devices"):  # non-pointer structs: Go always prints them
+        if not isinstance(domain.get(key), dict):
+            domain[key] = {}
     features = domain.get("features")
     if isinstance(features, dict) and features.get("acpi") is None:
         features["acpi"] = {}

@@ -42,9 +42,9 @@ def apply_device_preferences(prefs: dict[str, Any], spec: dict[str, Any]) -> Non
     for src, dst in (("preferredRng", "rng"), ("preferredTPM", "tpm")):
         if prefs.get(src) is not None and devices.get(dst) is None:
             devices[dst] = go_clone(prefs[src])
-    if prefs.get("preferredVideoType"):
+    if prefs.get("preferredVideoType") is not None:  # creates `video: {}` even for an empty type
         video = dict(devices.get("video") or {})
-        if not video.get("type"):
+        if not video.get("type") and prefs["preferredVideoType"]:
             video["type"] = prefs["preferredVideoType"]
         devices["video"] = video
     apply_autoattach_preferences(prefs, devices)
