@@ -82,9 +82,16 @@ def _shape_error(vm: Any) -> str | None:
         return "the VirtualMachine is not a JSON object"
     if not isinstance(vm.get("spec", {}), Mapping):
         return "spec of the VirtualMachine is not an object"
+    spec = vm.get("spec") or {}
     for key in ("instancetype", "preference", "template"):
-        if not isinstance((vm.get("spec") or {}).get(key, {}) or {}, Mapping):
+        if not isinstance(spec.get(key) or {}, Mapping):
             return f"spec.{key} of the VirtualMachine is not an object"
+    template = spec.get("template") or {}
+    for key in ("metadata", "spec"):
+        if not isinstance(template.get(key) or {}, Mapping):
+            return f"spec.template.{key} of the VirtualMachine is not an object"
+    if not isinstance((template.get("spec") or {}).get("domain") or {}, Mapping):
+        return "spec.template.spec.domain of the VirtualMachine is not an object"
     return None
 
 

@@ -145,6 +145,11 @@ def test_malformed_vm_is_a_400():
     verdict = validate_vm({"spec": {"instancetype": "c-2x2"}}, SOURCE)
     assert not verdict.allowed and verdict.code == 400 and "spec.instancetype" in verdict.message
     assert validate_vm([], SOURCE).code == 400
+    for template in ({"spec": []}, {"metadata": "x", "spec": {}}, {"spec": {"domain": 3}}):
+        machine = vm("c-2x2")
+        machine["spec"]["template"] = template
+        verdict = validate_vm(machine, SOURCE)
+        assert verdict.code == 400 and "spec.template." in verdict.message
 
 
 def test_bad_quantity_in_requirements_is_a_clear_400():
