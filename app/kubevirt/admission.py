@@ -77,20 +77,24 @@ def _lookup(
         return None
 
 
+def _not_object(value: Any) -> bool:
+    return value is not None and not isinstance(value, Mapping)
+
+
 def _shape_error(vm: Any) -> str | None:
     if not isinstance(vm, Mapping):
         return "the VirtualMachine is not a JSON object"
-    if not isinstance(vm.get("spec", {}), Mapping):
+    if _not_object(vm.get("spec")):
         return "spec of the VirtualMachine is not an object"
     spec = vm.get("spec") or {}
     for key in ("instancetype", "preference", "template"):
-        if not isinstance(spec.get(key) or {}, Mapping):
+        if _not_object(spec.get(key)):
             return f"spec.{key} of the VirtualMachine is not an object"
     template = spec.get("template") or {}
     for key in ("metadata", "spec"):
-        if not isinstance(template.get(key) or {}, Mapping):
+        if _not_object(template.get(key)):
             return f"spec.template.{key} of the VirtualMachine is not an object"
-    if not isinstance((template.get("spec") or {}).get("domain") or {}, Mapping):
+    if _not_object((template.get("spec") or {}).get("domain")):
         return "spec.template.spec.domain of the VirtualMachine is not an object"
     return None
 
