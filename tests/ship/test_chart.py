@@ -204,3 +204,42 @@ def test_notes_tell_how_to_check_the_install(default_install, cert_manager_insta
     assert f"kubectl -n {NAMESPACE} rollout status deployment/{FULLNAME}" in notes
     assert "failurePolicy is Fail" in notes
     assert f"get certificate {FULLNAME}-serving" in cert_manager_install[1]
+
+
+def test_readme_rollout_set_flags_limit_the_webhook_to_the_labelled_namespace():
+    from ship_checks import namespace_labels, selector_matches
+
+    flags = ["webhook.failurePolicy=Ignore",
+             "webhook.namespaceSelectorExpressions[0].key=instancetype-webhook/enabled",
+             "webhook.namespaceSelectorExpressions[0].operator=In"]
+    string_flag = "webhook.namespaceSelectorExpressions[0].values[0]=true"
+    readme = (ROOT / "README.md").read_text()
+    for flag in flags:
+        assert f"--set '{flag}'" in readme or f"--set {flag}" in readme
+    assert f"--set-string '{string_flag}'" in readme
+    values = helm.parse_set_string(",".join(flags))
+    values["webhook"]["namespaceSelectorExpressions"][0].update(
+        helm.parse_set_string_values(string_flag)["webhook"]["namespaceSelectorExpressions"][0])
+    objs, _ = install(values)
+    for _kind, _cfg, hook in webhooks(objs):
+        selector = hook["namespaceSelector"]
+        assert hook["failurePolicy"] == "Ignore"
+        assert selector_matches(selector, {**namespace_labels("vm-test"), "instancetype-webhook/enabled": "true"})
+        assert not selector_matches(selector, namespace_labels("prod"))
+        assert not selector_matches(selector, {**namespace_labels(NAMESPACE), "instancetype-webhook/enabled": "true"})
+    assert check_schemas(objs) == []
+
+
+def test_selector_values_given_with_plain_set_stay_strings():
+    values = helm.parse_set_string("webhook.namespaceSelectorExpressions[0].key=opt-in,"
+                                   "webhook.namespaceSelectorExpressions[0].operator=In,"
+                                   "webhook.namespaceSelectorExpressions[0].values[0]=true,"
+                                   "webhook.namespaceSelectorExpressions[1].key=legacy,"
+                                   "webhook.namespaceSelectorExpressions[1].operator=DoesNotExist")
+    objs, _ = install(values)
+    for _kind, _cfg, hook in webhooks(objs):
+        assert hook["namespaceSelector"]["matchExpressions"][1:] == [
+            {"key": "opt-in", "operator": "In", "values": ["true"]},
+            {"key": "legacy", "operator": "DoesNotExist"},
+        ]
+    assert check_schemas(objs) == []

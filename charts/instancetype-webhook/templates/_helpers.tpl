@@ -103,8 +103,13 @@ namespaceSelector:
     - key: kubernetes.io/metadata.name
       operator: NotIn
       values: {{ concat (list "kube-system" .Release.Namespace) .Values.webhook.excludeNamespaces | uniq | toJson }}
-    {{- with .Values.webhook.namespaceSelectorExpressions }}
-    {{- toYaml . | nindent 4 }}
+    {{- /* values are label values, always strings: `--set ...values[0]=true` must not become a boolean */}}
+    {{- range .Values.webhook.namespaceSelectorExpressions }}
+    - key: {{ .key | quote }}
+      operator: {{ .operator }}
+      {{- if .values }}
+      values: [{{ range $i, $v := .values }}{{ if $i }}, {{ end }}{{ toString $v | quote }}{{ end }}]
+      {{- end }}
     {{- end }}
 {{- end }}
 
