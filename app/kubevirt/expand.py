@@ -118,6 +118,7 @@ def finish_expansion(vm: dict[str, Any]) -> None:
     for key in ("resources", "devices"):  # non-pointer structs: Go always prints them
         if not isinstance(domain.get(key), dict):
             domain[key] = {}
+    _drop_go_zero_values(domain)
     features = domain.get("features")
     if isinstance(features, dict) and features.get("acpi") is None:
         features["acpi"] = {}
@@ -138,6 +139,21 @@ def shape_problem(vm: Any) -> str | None:
         if template.get(key) is not None and not isinstance(template[key], dict):
             return f"spec.template.{key} of the VirtualMachine is not an object"
     return None
+
+
+# Non-pointer omitempty fields in the parts the instance type and preference own: Go never prints
+# their zero value (`sockets: 0`, `dedicatedCpuPlacement: false`, `model: ""`, ...).
+_GO_PLAIN_FIELDS = {
+    "cpu": ("sockets", "cores", "threads", "maxSockets", "model", "dedicatedCpuPlacement", "isolateEmulatorThread"),
+    "devices": ("disableHotplug",),
+}
+
+
+def _drop_go_zero_values(domain: dict[str, Any]) -> None:
+    for section, keys in _GO_PLAIN_FIELDS.items():
+        part = domain.get(section)
+        if isinstance(part, dict) and any(k in part and part[k] in (0, "", False) for k in keys):
+            domain[section] = {k: v for k, v in part.items() if not (k in keys and v in (0, "", False))}
 
 
 def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:

@@ -174,3 +174,13 @@ def test_the_steps_the_validator_builds_on():
     apply_vmi_defaults(new_vm)
     finish_expansion(new_vm)
     assert new_vm == expand(good, SOURCE)
+
+
+def test_go_zero_values_of_plain_fields_are_not_printed():
+    source_vm = vm("c-2x2", domain={"cpu": {"dedicatedCpuPlacement": False, "model": ""},
+                                    "devices": {"disableHotplug": False}})
+    domain = domain_of(expand(source_vm, SOURCE))
+    assert domain["cpu"] == {"sockets": 2, "cores": 1, "threads": 1}
+    assert "disableHotplug" not in domain["devices"]
+    only_pref = vm(preference="p-cores", domain={"resources": {"requests": {"cpu": "0"}}})
+    assert domain_of(expand(only_pref, SOURCE))["cpu"] == {"cores": 1, "threads": 1}  # sockets 0 is not printed
