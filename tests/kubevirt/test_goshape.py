@@ -1,0 +1,29 @@
+"""Go-encoder shape of copied values, the JSON copy helpers and the cluster settings."""
+from __future__ import annotations
+
+from app.kubevirt.goshape import APIC, CPU_FEATURE, DEVICE, TIMER, go_clone
+from app.kubevirt.jsondata import clone, clone_tree
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+
+
+def test_go_clone_drops_nil_and_plain_zero_values_only():
+    assert go_clone({"enabled": None, "endOfInterrupt": False}, APIC) == {}
+    assert go_clone({"enabled": False, "endOfInterrupt": True}, APIC) == {"enabled": False, "endOfInterrupt": True}
+    timer = {"hpet": {"present": False, "tickPolicy": ""}, "rtc": {"track": "", "tickPolicy": "catchup"}, "hyperv": {}}
+    assert go_clone(timer, TIMER) == {"hpet": {"present": False}, "rtc": {"tickPolicy": "catchup"}, "hyperv": {}}
+    assert go_clone([{"name": "pcid", "policy": ""}], CPU_FEATURE) == [{"name": "pcid"}]
+    assert go_clone([{"name": "", "deviceName": "", "tag": ""}], DEVICE) == [{"name": "", "deviceName": ""}]
+
+
+def test_copies_are_deep():
+    value = {"a": [{"b": 1}], "c": {}}
+    for copy_fn in (clone, clone_tree, go_clone):
+        copied = copy_fn(value)
+        assert copied == value and copied["a"][0] is not value["a"][0]
+
+
+def test_settings_machine_types():
+    assert DEFAULT_SETTINGS.machine_type_for("") == "q35"
+    assert DEFAULT_SETTINGS.machine_type_for("arm64") == "virt"
+    assert DEFAULT_SETTINGS.machine_type_for("riscv64") == ""
+    assert ClusterSettings(machine_type="pc-q35-rhel9.6.0").machine_type_for("amd64") == "pc-q35-rhel9.6.0"
