@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -54,7 +54,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=1, help="seconds of unmeasured load before each row")
     parser.add_argument("--concurrency", default="1,16", help="comma-separated connection counts")
     parser.add_argument("--transports", default=",".join(TRANSPORTS), help="plain,tls")
-    parser.add_argument("--targets", default="floor,mutate,validate")
+    parser.add_argument("--targets", default="floor,mutate,validate",
+                        help="rows to drive; add `framework` for the FastAPI-only floor (diagnostic)")
     parser.add_argument("--objects", type=int, default=10_000, help="generated objects for the memory check")
     parser.add_argument("--skip-library", action="store_true", help="do not run bench/expand_bench.py")
     parser.add_argument("--skip-memory", action="store_true", help="do not run the memory/start-up check")
@@ -144,32 +145,34 @@ def drive_group(endpoints: list[Endpoint], servers: dict, transport: str, concur
 
 
 def library_benchmark(quick: bool) -> dict[str, Any]:
-    """Run bench/expand_bench.py (the expansion core's own benchmark) and keep what it prints."""
+    """Run bench/expand_bench.py (the expansion core's own benchmark) and keep its figures."""
     if not LIBRARY_BENCH.exists():
-        return {"error": f"{LIBRARY_BENCH.name} is not there yet"}
+        return {"error": f"{LIBRARY_BENCH.name} is not there"}
     help_text = subprocess.run([PY, str(LIBRARY_BENCH), "--help"], capture_output=True, text=True,
-                               timeout=60, check=False).stdout
-    argv = [PY, str(LIBRARY_BENCH)] + [flag for flag in ("--quick", "--json")
-                                       if flag in help_text and (flag != "--quick" or quick)]
+                               timeout=60, check=False, cwd=BENCH.parent).stdout
+    argv = [PY, str(LIBRARY_BENCH)] + (["--rounds", "3"] if quick and "--rounds" in help_text else [])
     started = time.monotonic()
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, cwd=BENCH.parent)
     out: dict[str, Any] = {"argv": argv[1:], "exit_status": result.returncode,
-                           "seconds": round(time.monotonic() - started, 2)}
-    parsed = _last_json(result.stdout)
-    out["results" if parsed is not None else "stdout"] = parsed if parsed is not None else result.stdout[-4000:]
+                           "seconds": round(time.monotonic() - started, 2), "stdout": result.stdout[-4000:]}
+    out.update(library_figures(result.stdout))
     if result.returncode != 0:
         out["error"] = result.stderr.strip()[-2000:] or f"exit status {result.returncode}"
+    elif "cases_per_second" not in out:
+        out["error"] = "no `throughput: N cases/second` line in its output"
     return out
 
 
-def _last_json(text: str) -> Any:
-    """The JSON document the library benchmark printed: the whole output, or its last JSON line."""
-    for candidate in [text, *reversed(text.strip().splitlines())]:
-        try:
-            return orjson.loads(candidate)
-        except orjson.JSONDecodeError:
-            continue
-    return None
+def library_figures(text: str) -> dict[str, float]:
+    """The figures expand_bench.py prints: `throughput: N cases/second`, `mean: X ms per expansion`."""
+    figures: dict[str, float] = {}
+    if match := re.search(r"throughput:\s*([\d,.]+)\s*cases/second", text):
+        figures["cases_per_second"] = float(match.group(1).replace(",", ""))
+    if match := re.search(r"mean:\s*([\d.]+)\s*ms per expansion", text):
+        figures["mean_ms_per_expansion"] = float(match.group(1))
+    if match := re.search(r"best round:\s*([\d.]+)\s*ms", text):
+        figures["best_round_ms_per_expansion"] = float(match.group(1))
+    return figures
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -233,6 +236,10 @@ def failures(results: dict[str, Any]) -> list[str]:
     return found
 
 
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
 def print_summary(results: dict[str, Any], path: Path) -> None:
     machine = results["machine"]
     print(f"\n{machine['cpu_model']}, {machine['cores']} cores, Python {machine['python']}, {machine['date']}")
@@ -246,8 +253,9 @@ def print_summary(results: dict[str, Any], path: Path) -> None:
                   f"{part['rss_after_requests_bytes'] / report.MiB:.1f} MiB after {part['requests']} requests")
     library = results.get("library")
     if library:
-        print(f"library benchmark: exit {library.get('exit_status')}, {library.get('seconds')} s"
-              + (f", {library['error']}" if library.get("error") else ""))
+        print(f"library benchmark (expand_bench.py): {_num(library.get('cases_per_second'), ',.0f')} cases/s, "
+              f"mean {_num(library.get('mean_ms_per_expansion'), '.4f')} ms per expansion"
+              + (f"; ERROR {library['error']}" if library.get("error") else ""))
     print("targets (issue 6):")
     print(report.verdict_lines(results["targets"]))
     print(f"results: {path}")

@@ -31,6 +31,7 @@ class Endpoint:
 
 ENDPOINTS = (
     Endpoint("floor", "floor", "/"),
+    Endpoint("framework", "framework", "/mutate"),  # optional diagnostic row, see framework_app.py
     Endpoint("mutate", "ours", "/mutate", want_patch=True),
     Endpoint("validate", "ours", "/validate"),
 )
@@ -50,11 +51,13 @@ def _tls_args(transport: str, tls: Tls) -> list[str]:
     return ["--tls-cert", str(tls.cert), "--tls-key", str(tls.key)] if transport == "tls" else []
 
 
-def floor_server(transport: str, tls: Tls, logs: Path, cpus: set[int] | None) -> Server:
+def floor_server(transport: str, tls: Tls, logs: Path, cpus: set[int] | None, kind: str = "floor") -> Server:
+    """The floor (bench/floor_app.py) or, with kind `framework`, the same inside FastAPI."""
     port = free_port()
-    argv = [PY, str(BENCH / "floor_app.py"), "--host", HOST, "--port", str(port), *_tls_args(transport, tls)]
-    return Server(f"floor-{transport}", argv, _url(transport, port), cpus=cpus,
-                  log_path=logs / f"floor-{transport}.log")
+    script = BENCH / ("floor_app.py" if kind == "floor" else "framework_app.py")
+    argv = [PY, str(script), "--host", HOST, "--port", str(port), *_tls_args(transport, tls)]
+    return Server(f"{kind}-{transport}", argv, _url(transport, port), cpus=cpus,
+                  log_path=logs / f"{kind}-{transport}.log")
 
 
 def serve_argv(port: int, tls: Tls, catalog: Path | None = None) -> list[str]:
@@ -77,4 +80,6 @@ def ours_server(transport: str, tls: Tls, logs: Path, cpus: set[int] | None) -> 
 
 
 def build_server(kind: str, transport: str, tls: Tls, logs: Path, cpus: set[int] | None) -> Server:
-    return (floor_server if kind == "floor" else ours_server)(transport, tls, logs, cpus)
+    if kind == "ours":
+        return ours_server(transport, tls, logs, cpus)
+    return floor_server(transport, tls, logs, cpus, kind)

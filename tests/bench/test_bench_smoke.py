@@ -26,7 +26,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Complete
         pytest.fail("wrk is not installed: `apt-get install -y wrk` (CI installs it in .ci/run)")
     out = tmp_path_factory.mktemp("bench-results")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--skip-library", "--results-dir", str(out)],
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--results-dir", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=180, check=False,
     )
     files = sorted(out.glob("*-quick.json"))
@@ -82,3 +82,10 @@ def test_machine_description_and_target_verdicts(smoke) -> None:
     assert machine["packages"]["uvicorn"] and machine["packages"]["orjson"]
     names = [t["name"] for t in results["targets"]]
     assert len(names) == 6 and all(t["measured"] is not None for t in results["targets"])
+
+
+def test_library_benchmark_joined_the_run(smoke) -> None:
+    _, results = smoke
+    library = results["library"]
+    assert "error" not in library, library
+    assert library["cases_per_second"] > 0 and library["mean_ms_per_expansion"] > 0

@@ -1,6 +1,6 @@
 """Profile our service under load with py-spy and summarise where the time goes.
 
-    python bench/profile.py [--endpoint mutate] [--seconds 10] [--concurrency 16]
+    python bench/hotspots.py [--endpoint mutate] [--seconds 10] [--concurrency 16]
 
 Starts the plain-HTTP service (bench/plain_server.py), attaches `py-spy record --nonblocking` (so
 the sampled process is not paused), drives the endpoint with wrk, and prints the functions with the
