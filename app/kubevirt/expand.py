@@ -162,14 +162,14 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
         raise ExpandError("schema", problem)
     if not has_references(vm):
         return vm
-    instancetype_spec, preference_spec = find_specs(vm, source)
     try:
+        instancetype_spec, preference_spec = find_specs(vm, source)
         new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
         if causes:
             raise conflicts_error(causes)
         apply_vmi_defaults(new_vm, settings)
-    except (QuantityError, TypeError, AttributeError, ValueError) as exc:
+        finish_expansion(new_vm)
+    except (QuantityError, TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
         # Data of the wrong JSON type deep inside the VM or a referenced object.
-        raise ExpandError("badRequest", f"cannot expand VirtualMachine: {exc}") from exc
-    finish_expansion(new_vm)
+        raise ExpandError("badRequest", f"cannot expand VirtualMachine: {type(exc).__name__}: {exc}") from exc
     return new_vm

@@ -87,3 +87,33 @@ def test_expansion_is_idempotent_and_keeps_what_it_does_not_own(drawn):
         if dotted.startswith(("spec.instancetype", "spec.preference")) or OVERWRITTEN.match(dotted):
             continue
         assert lookup(flat, path) == value, dotted
+
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4), st.lists(st.integers(), max_size=2),
+                 st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+JUNK_SPOTS = (("status",), ("spec", "template", "metadata"), ("spec", "template", "spec", "volumes"),
+              ("spec", "template", "spec", "networks"), ("spec", "template", "spec", "domain", "cpu"),
+              ("spec", "template", "spec", "domain", "memory"), ("spec", "template", "spec", "domain", "devices", "disks"),
+              ("spec", "template", "spec", "domain", "devices", "interfaces"), ("spec", "template", "spec", "domain", "resources"),
+              ("spec", "template", "spec", "domain", "features"), ("spec", "instancetype", "kind"),
+              ("spec", "preference", "name"), ("metadata", "namespace"))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(GOOD), st.sampled_from(JUNK_SPOTS), JUNK)
+def test_mis_typed_data_gives_an_expand_error_never_a_crash(case, spot, junk):
+    from app.kubevirt.causes import ExpandError
+
+    vm = copy.deepcopy(case["input"]["vm"])
+    node = vm
+    for key in spot[:-1]:
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict):
+            return
+    node[spot[-1]] = junk
+    try:
+        result = expand(vm, source_for(case["input"]))
+    except ExpandError as err:
+        assert err.kind in ("conflict", "notFound", "badRequest", "schema") and err.message
+    else:
+        assert isinstance(result, dict)
