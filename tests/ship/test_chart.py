@@ -161,9 +161,9 @@ def check_deployment_loosely(objs: list[dict]) -> dict:
 
 
 @pytest.mark.parametrize("values,message", [
-    ({"policy": "flatten"}, "policy must be reference, expand or expandAll"),
-    ({"tls": {"minVersion": "1.1"}}, "tls.minVersion must be"),
-    ({"tls": {"source": "vault"}}, "tls.source must be"),
+    ({"policy": "flatten"}, "/policy': value must be one of 'reference', 'expand', 'expandAll'"),
+    ({"tls": {"minVersion": "1.1"}}, "/tls/minVersion': value must be one of '1.2', '1.3'"),
+    ({"tls": {"source": "vault"}}, "/tls/source': value must be one of 'helm', 'cert-manager', 'secret'"),
     ({"tls": {"source": "secret"}}, "tls.caBundle is required"),
     ({"tls": {"source": "secret", "caBundle": "Zm9v"}}, "tls.existingSecret is required"),
     ({"tls": {"source": "cert-manager", "certManager": {"create": False}}}, "issuerRef.name is required"),
@@ -243,3 +243,20 @@ def test_selector_values_given_with_plain_set_stay_strings():
             {"key": "legacy", "operator": "DoesNotExist"},
         ]
     assert check_schemas(objs) == []
+
+
+@pytest.mark.parametrize("values,where", [
+    ({"webhook": {"failurePolicy": "Retry"}}, "failurePolicy"),
+    ({"webhook": {"timeoutSeconds": 60}}, "timeoutSeconds"),
+    ({"replicaCount": 0}, "replicaCount"),
+    ({"podAntiAffinity": "maybe"}, "podAntiAffinity"),
+])
+def test_values_schema_rejects_values_kubernetes_would_refuse(values, where):
+    with pytest.raises(helm.HelmError, match=where):
+        install(values)
+
+
+def test_tls_min_version_given_as_a_number_with_set_still_works():
+    objs, _ = install(helm.parse_set_string("tls.minVersion=1.3"))
+    args = check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--tls-min-version=1.3" in args
