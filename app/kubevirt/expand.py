@@ -5,8 +5,10 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
 
     expand(vm, source, settings=DEFAULT_SETTINGS) -> dict
         The flat VM, or raises ExpandError(kind, message, causes):
-        `notFound` (Kubernetes NotFound text), `badRequest` (unknown matcher kind, undecodable
-        revision, refused default interface), `conflict` (one FieldValueInvalid cause per path).
+        `schema` (no `spec.template`: "Object is not a valid VirtualMachine"; or not JSON objects
+        where objects belong), `notFound` (Kubernetes NotFound text), `badRequest` (unknown matcher
+        kind, undecodable revision, refused default interface, mis-typed data), `conflict` (one
+        FieldValueInvalid cause per path).
         A VM with neither matcher is returned unchanged (the same object, no defaults).
 
     find_specs(vm, source) -> (instancetype_spec | None, preference_spec | None)
@@ -52,6 +54,7 @@ __all__ = [
     "find_specs",
     "finish_expansion",
     "has_references",
+    "schema_error",
     "shape_problem",
 ]
 
@@ -156,10 +159,26 @@ def _drop_go_zero_values(domain: dict[str, Any]) -> None:
             domain[section] = {k: v for k, v in part.items() if not (k in keys and v in (0, "", False))}
 
 
+INVALID_VM = "Object is not a valid VirtualMachine"
+
+
+def schema_error(vm: dict[str, Any]) -> ExpandError | None:
+    """The OpenAPI check expand-vm-spec makes on the decoded VM (Go prints it from structs first, so
+    only a missing or null `spec.template`, a required pointer, can fail it)."""
+    spec = vm.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("template"), dict):
+        return None
+    message = "spec.template in body must be of type object: \"null\""
+    return ExpandError("schema", INVALID_VM, [Cause("", message)])
+
+
 def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
     problem = shape_problem(vm)
     if problem is not None:
         raise ExpandError("schema", problem)
+    invalid = schema_error(vm)
+    if invalid is not None:
+        raise invalid
     if not has_references(vm):
         return vm
     try:

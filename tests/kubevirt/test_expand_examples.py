@@ -184,3 +184,11 @@ def test_go_zero_values_of_plain_fields_are_not_printed():
     assert "disableHotplug" not in domain["devices"]
     only_pref = vm(preference="p-cores", domain={"resources": {"requests": {"cpu": "0"}}})
     assert domain_of(expand(only_pref, SOURCE))["cpu"] == {"cores": 1, "threads": 1}  # sockets 0 is not printed
+
+
+@pytest.mark.parametrize("spec", [{"instancetype": {"name": "c-2x2"}}, {"template": None}, {}])
+def test_a_vm_without_template_is_not_a_valid_virtualmachine(spec):
+    with pytest.raises(ExpandError) as err:
+        expand({"kind": "VirtualMachine", "metadata": {"name": "v"}, "spec": spec}, SOURCE)
+    assert (err.value.kind, err.value.message) == ("schema", "Object is not a valid VirtualMachine")
+    assert [c.field for c in err.value.causes] == [""]
