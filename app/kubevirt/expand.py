@@ -9,7 +9,9 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
         where objects belong), `notFound` (Kubernetes NotFound text), `badRequest` (unknown matcher
         kind, undecodable revision, refused default interface, mis-typed data), `conflict` (one
         FieldValueInvalid cause per path).
-        A VM with neither matcher is returned unchanged (the same object, no defaults).
+        A VM with neither matcher gets no instance type, preference or defaults: upstream's Expand
+        returns it as is, and the endpoint prints it from Go structs, so the answer is the VM in Go's
+        printed shape only (see `finish_expansion`; a new dict, the input is untouched).
 
     find_specs(vm, source) -> (instancetype_spec | None, preference_spec | None)
         Resolve both matchers (instance type first); raises ExpandError notFound/badRequest.
@@ -180,7 +182,9 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
     if invalid is not None:
         raise invalid
     if not has_references(vm):
-        return vm
+        printed = _copy_for_write(vm)
+        finish_expansion(printed)
+        return printed
     try:
         instancetype_spec, preference_spec = find_specs(vm, source)
         new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)

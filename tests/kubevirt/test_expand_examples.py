@@ -130,9 +130,17 @@ def test_e20_full_expansion():
     }
 
 
-def test_vm_without_references_comes_back_unchanged():
-    plain = vm(domain={"cpu": {"sockets": 3}})
-    assert expand(plain, SOURCE) is plain
+def test_vm_without_references_gets_no_defaults_only_go_printing():
+    plain = vm(domain={"cpu": {"sockets": 3}, "devices": {}},
+               volumes=[{"name": "d", "containerDisk": {"image": "quay.io/x"}}])
+    before = copy.deepcopy(plain)
+    out = expand(plain, SOURCE)
+    assert plain == before
+    expected = copy.deepcopy(plain)
+    expected["status"] = {}
+    expected["spec"]["template"] = {"metadata": {}, **expected["spec"]["template"]}
+    expected["spec"]["template"]["spec"]["domain"]["resources"] = {}
+    assert out == expected  # no disks, interfaces, machine type, architecture or pull policy added
 
 
 def test_status_refs_are_dropped_other_status_kept():
