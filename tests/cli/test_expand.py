@@ -136,3 +136,17 @@ def test_console_script_runs_as_a_process(vm_file):
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == {}
+
+
+def test_diff_is_coloured_on_a_terminal():
+    from app.cli.expand import GREEN, RED, print_diff
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    print_diff({"a": 1}, {"a": 2}, out, colour=out.isatty())
+    text = out.getvalue()
+    assert f"{RED}-a: 1" in text and f"{GREEN}+a: 2" in text
+    assert '"op": "replace"' in text
