@@ -66,7 +66,6 @@ def apply_cpu(
     return []
 
 
-
 def _set_or_drop(cpu: dict[str, Any], key: str, value: Any) -> None:
     """Set a non-pointer omitempty field; its zero value is simply not printed by Go."""
     if value is False or value == 0 or value == "":

@@ -25,7 +25,7 @@ def apply_feature_preferences(prefs: dict[str, Any], domain: dict[str, Any]) -> 
         hyperv = dict(features.get("hyperv") or {})
         for name in HYPERV_FIELDS:
             if prefs["preferredHyperv"].get(name) is not None and hyperv.get(name) is None:
-                hyperv[name] = go_clone(prefs["preferredHyperv"][name], HYPERV.children.get(name, HYPERV))
+                hyperv[name] = go_clone(prefs["preferredHyperv"][name], HYPERV.children.get(name, ANY))
         features["hyperv"] = hyperv
     for src, dst in _SIMPLE:
         if prefs.get(src) is not None and features.get(dst) is None:
