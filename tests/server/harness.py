@@ -51,9 +51,10 @@ class Server:
     certs: Certs
     proc: subprocess.Popen
     log: Path
+    client_cert: tuple[Path, Path] | None = None
 
     def client(self, **kw: Any) -> httpx.Client:
-        kw.setdefault("verify", self.certs.client_context())
+        kw.setdefault("verify", self.certs.client_context(self.client_cert))
         return httpx.Client(base_url=self.url, timeout=10, **kw)
 
     def logs(self) -> str:
@@ -76,7 +77,7 @@ def review(obj: dict[str, Any] | None, operation: str = "CREATE", old: dict[str,
 
 @contextmanager
 def serve(tmp: Path, *args: str, env: dict[str, str] | None = None, certs: Certs | None = None,
-          ready_timeout: float = 30) -> Iterator[Server]:
+          ready_timeout: float = 30, client_cert: tuple[Path, Path] | None = None) -> Iterator[Server]:
     certs = certs or make_certs(tmp / "certs")
     port, metrics_port = free_port(), free_port()
     log = tmp / f"server-{port}.log"
@@ -86,7 +87,7 @@ def serve(tmp: Path, *args: str, env: dict[str, str] | None = None, certs: Certs
     full_env = {**os.environ, **(env or {})}
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=full_env)
-    server = Server(f"https://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}", certs, proc, log)
+    server = Server(f"https://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}", certs, proc, log, client_cert)
     try:
         _wait_ready(server, ready_timeout)
         yield server
@@ -101,7 +102,7 @@ def serve(tmp: Path, *args: str, env: dict[str, str] | None = None, certs: Certs
 
 def _wait_ready(server: Server, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    ctx = server.certs.client_context()
+    ctx = server.certs.client_context(server.client_cert)
     while time.monotonic() < deadline:
         if server.proc.poll() is not None:
             raise RuntimeError(f"server exited with {server.proc.returncode}:\n{server.logs()}")
