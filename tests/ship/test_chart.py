@@ -260,3 +260,9 @@ def test_tls_min_version_given_as_a_number_with_set_still_works():
     objs, _ = install(helm.parse_set_string("tls.minVersion=1.3"))
     args = check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--tls-min-version=1.3" in args
+
+
+def test_match_conditions_can_be_turned_off():
+    objs, _ = install({"webhook": {"matchConditions": False}})
+    assert {h.get("matchConditions") is None for _k, _c, h in webhooks(objs)} == {True}
+    assert check_schemas(objs) == []

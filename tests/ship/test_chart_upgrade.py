@@ -81,11 +81,11 @@ def fake_api(objects: dict[str, dict]) -> Iterator[tuple[str, list[str]]]:
         server.server_close()
 
 
-def render_upgrade(kubeconfig: str) -> list[dict]:
+def render_upgrade(kubeconfig: str, values: dict | None = None) -> list[dict]:
     config = helm.Config(kubeconfig_content=kubeconfig, namespace=NAMESPACE, storage_driver="memory")
     try:
         with helm.Chart.load(str(CHART)) as chart:
-            rendered = config.render(chart, name="itw", namespace=NAMESPACE, is_upgrade=True, revision=2)
+            rendered = config.render(chart, values, name="itw", namespace=NAMESPACE, is_upgrade=True, revision=2)
     finally:
         config.close()
     return [obj for name, text in rendered.items() if name.endswith(".yaml") for obj in load_documents(text)]
@@ -127,3 +127,4 @@ def test_a_partial_secret_is_replaced_not_reused():
     (rendered,) = [o for o in objs if o["kind"] == "Secret"]
     assert rendered["data"]["tls.crt"] != "Zm9v"
     assert check_ca(objs, WIRING) == "caBundle"
+
