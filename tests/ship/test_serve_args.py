@@ -1,0 +1,58 @@
+"""The arguments every install path hands `instancetype-webhook serve` are accepted by the real CLI."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from app.cli import build_parser
+from app.cli.serve import settings_from
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def serve_settings(args: list[str]):
+    parsed = build_parser().parse_args(["serve", *args])
+    assert parsed.command == "serve"
+    return settings_from(parsed)
+
+
+def deployment_args(objs: list[dict]) -> list[str]:
+    (deploy,) = [o for o in objs if o["kind"] == "Deployment"]
+    (container,) = deploy["spec"]["template"]["spec"]["containers"]
+    return container["args"]
+
+
+def test_plain_manifest_args():
+    objs = list(yaml.safe_load_all((ROOT / "webhook_config" / "deployment.yaml").read_text()))
+    settings = serve_settings(deployment_args(objs))
+    assert (settings.host, settings.port, settings.metrics_port) == ("0.0.0.0", 8443, 8080)
+    assert str(settings.tls_cert) == "/etc/instancetype-webhook/tls/tls.crt"
+    assert str(settings.tls_key) == "/etc/instancetype-webhook/tls/tls.key"
+    assert (settings.policy, settings.in_cluster, settings.catalog, settings.dev) == ("reference", True, None, False)
+
+
+@pytest.mark.parametrize("values,expect", [
+    (None, {"policy": "reference", "in_cluster": True, "tls_min_version": "1.2"}),
+    ({"policy": "expandAll", "tls": {"minVersion": "1.3"}, "catalog": {"directory": "/catalog"}},
+     {"policy": "expandAll", "in_cluster": False, "tls_min_version": "1.3"}),
+])
+def test_chart_args(values, expect):
+    from test_chart import install
+
+    objs, _ = install(values)
+    settings = serve_settings(deployment_args(objs))
+    assert {k: getattr(settings, k) for k in expect} == expect
+    assert settings.port == 8443 and settings.tls_cert is not None and settings.tls_key is not None
+
+
+def test_dockerfile_default_command():
+    text = (ROOT / "Dockerfile").read_text()
+    entrypoint = json.loads(re.search(r"^ENTRYPOINT (.*)$", text, re.M).group(1))
+    cmd = json.loads(re.search(r"^CMD (.*)$", text, re.M).group(1))
+    assert entrypoint == ["instancetype-webhook", "serve"]
+    settings = serve_settings(cmd)
+    assert settings.dev is True and settings.host == "0.0.0.0" and settings.port == 8443
