@@ -14,7 +14,8 @@ def apply_node_selector(base: str, itype: dict[str, Any], spec: dict[str, Any]) 
         return []
     if spec.get("nodeSelector") is not None:  # even an empty map conflicts
         return [conflict(base, "nodeSelector")]
-    spec["nodeSelector"] = dict(wanted)
+    if wanted:  # an empty map is copied too, but Go does not print it
+        spec["nodeSelector"] = dict(wanted)
     return []
 
 
