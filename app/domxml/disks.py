@@ -32,8 +32,8 @@ class Source:
     driver_type: str  # raw | qcow2
     attrs: dict
     backing: tuple[str, str] | None = None  # (format, file) of a qcow2 overlay's backing file
-    overlay: bool = False  # containerDisk, emptyDisk or ephemeral (writable layer over something else)
-    read_only: bool = False
+    discard: bool = False  # the volume type itself asks for discard="unmap" (whatever the device kind)
+    metrics: bool = False  # the downward-metrics disk: a fixed read-only virtio driver
 
 
 def letters(index: int) -> str:
@@ -92,7 +92,7 @@ def volume_source(conv: Conversion, volume: dict, index: int) -> Source:
     if volume.get("containerDisk") is not None:
         fmt = ctx.container_disk_formats.get(name, ctx.container_disk_format)
         return Source("file", "qcow2", {"file": overlay_file}, (fmt, f"{CONTAINER_DISK_DIR}/disk_{index}.img"),
-                      overlay=True)
+                      discard=True)
     if volume.get("cloudInitNoCloud") is not None or volume.get("cloudInitConfigDrive") is not None:
         iso = "noCloud.iso" if volume.get("cloudInitNoCloud") is not None else "configdrive.iso"
         return Source("file", "raw", {"file": f"{CLOUD_INIT_DIR}/{conv.namespace}/{conv.name}/{iso}"})
@@ -103,21 +103,22 @@ def volume_source(conv: Conversion, volume: dict, index: int) -> Source:
         return Source("file", "raw", {"file": f"{PVC_DIR}/{name}/{base}"})
     for key, blocks in (("persistentVolumeClaim", ctx.block_pvcs), ("dataVolume", ctx.block_dvs)):
         if volume.get(key) is not None:
+            discard = name not in ctx.volumes_discard_ignore
             if name in blocks:
-                return Source("block", "raw", {"dev": f"/dev/{name}", "name": name})
-            return Source("file", "raw", {"file": f"{PVC_DIR}/{name}/disk.img"})
+                return Source("block", "raw", {"dev": f"/dev/{name}", "name": name}, discard=discard)
+            return Source("file", "raw", {"file": f"{PVC_DIR}/{name}/disk.img"}, discard=discard)
     if volume.get("ephemeral") is not None:
         backing = f"/dev/{name}" if name in ctx.block_pvcs else f"{PVC_DIR}/{name}/disk.img"
-        return Source("file", "qcow2", {"file": overlay_file}, ("raw", backing), overlay=True)
+        return Source("file", "qcow2", {"file": overlay_file}, ("raw", backing), discard=True)
     if volume.get("emptyDisk") is not None:
-        return Source("file", "qcow2", {"file": f"{EMPTY_DISK_DIR}/{name}.qcow2"}, overlay=True)
+        return Source("file", "qcow2", {"file": f"{EMPTY_DISK_DIR}/{name}.qcow2"}, discard=True)
     for key in ("configMap", "secret", "downwardAPI"):
         if volume.get(key) is not None:
             return Source("file", "raw", {"file": f"{CONFIG_DIRS[key]}/{name}.iso"})
     if volume.get("serviceAccount") is not None:
         return Source("file", "raw", {"file": SERVICE_ACCOUNT_ISO})
     if volume.get("downwardMetrics") is not None:
-        return Source("file", "raw", {"file": DOWNWARD_METRICS_DISK}, read_only=True)
+        return Source("file", "raw", {"file": DOWNWARD_METRICS_DISK}, metrics=True)
     raise DomainError(f"disk {name} references an unsupported source")
 
 
@@ -142,7 +143,7 @@ def _disk(conv: Conversion, disk: dict, target: tuple[str, int], volume: tuple[i
     else:
         source = volume_source(conv, volume[1], volume[0])
     element = new("disk", {"device": kind, "type": source.disk_type})
-    if kind == "disk" and bus == "virtio":
+    if (kind == "disk" and bus == "virtio") or source.metrics:
         element.set("model", conv.virtio_model)
     source_el = sub(element, "source", source.attrs)
     if kind == "lun" and device.get("reservation"):
@@ -163,7 +164,7 @@ def _disk(conv: Conversion, disk: dict, target: tuple[str, int], volume: tuple[i
     if disk.get("bootOrder") is not None:
         sub(element, "boot", {"order": disk["bootOrder"]})
     _address(element, kind, bus, device, target[1], disk["name"])
-    _blockio(element, disk)
+    _blockio(element, disk, source)
     if kind == "disk" and disk.get("shareable"):
         sub(element, "shareable")
     return element
@@ -172,7 +173,7 @@ def _disk(conv: Conversion, disk: dict, target: tuple[str, int], volume: tuple[i
 def _read_only(kind: str, device: dict, source: Source) -> bool:
     if kind == "cdrom":
         return device.get("readOnly", True) is not False
-    return bool(device.get("readOnly")) or source.read_only
+    return bool(device.get("readOnly")) or source.metrics
 
 
 def _driver(conv: Conversion, element: Element, disk: dict, kind: str, bus: str, source: Source,
@@ -185,10 +186,12 @@ def _driver(conv: Conversion, element: Element, disk: dict, kind: str, bus: str,
         cache = cache or "none"
         if cache != "none":
             raise DomainError(f"a sharable disk requires cache = none got: {cache}")
-    discard = None
-    if kind in ("disk", "lun") or source.overlay or not source.attrs:
-        if disk["name"] not in conv.ctx.volumes_discard_ignore:
-            discard = "unmap"
+    ignored = disk["name"] in conv.ctx.volumes_discard_ignore
+    wants_discard = (kind in ("disk", "lun") and not ignored) or source.discard or not source.attrs
+    discard = "unmap" if wants_discard else None
+    if source.metrics:  # the converter replaces the whole driver for this disk
+        cache, discard = None, None
+        disk = {**disk, "io": None}
     thread = iothreads.thread_for(disk, bus)
     driver = sub(element, "driver", {
         "cache": cache or None, "error_policy": policy, "io": disk.get("io") or None, "name": "qemu",
@@ -226,8 +229,16 @@ def pci_address(text: str) -> Element:
                            "function": f"0x{function}"})
 
 
-def _blockio(element: Element, disk: dict) -> None:
-    custom = (disk.get("blockSize") or {}).get("custom")
+def _blockio(element: Element, disk: dict, source: Source) -> None:
+    block_size = disk.get("blockSize") or {}
+    custom = block_size.get("custom")
+    match = block_size.get("matchVolume")
+    if not custom and match is not None and match.get("enabled", True) is not False:
+        # upstream probes the volume inside the launcher pod; with no such file here it fails like the oracle
+        path = source.attrs.get("file") or source.attrs.get("dev") or ""
+        reason = f"failed to stat file {path}: no such file or directory" if path else \
+            "disk is neither a block device nor a file"
+        raise DomainError(f"failed to configure disk with block size detection enabled: {reason}")
     if custom:
         sub(element, "blockio", {"logical_block_size": custom.get("logical") or None,
                                  "physical_block_size": custom.get("physical") or None,

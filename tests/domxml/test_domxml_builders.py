@@ -201,18 +201,32 @@ def test_disks_default_sata_and_shared_sd_numbering_with_scsi_units():
                '<driver error_policy="stop" name="qemu" type="raw" discard="unmap"/><alias name="ua-ci"/></disk>')
 
 
-def test_cdrom_readonly_tray_boot_order_and_no_discard_for_iso():
+def test_cdrom_readonly_tray_boot_order_and_discard_by_volume_type():
     vmi = make_vmi({"devices": {"disks": [{"name": "iso", "cdrom": {}, "bootOrder": 1, "serial": "X"},
+                                          {"name": "dv", "cdrom": {"readOnly": False, "tray": "open"}},
                                           {"name": "empty", "cdrom": {"bus": "sata"}}]}},
-                   volumes=[{"name": "iso", "dataVolume": {"name": "dv"}}])
+                   volumes=[{"name": "iso", "configMap": {"name": "cm"}}, {"name": "dv", "dataVolume": {"name": "dv"}}])
     conv = conversion(vmi)
     assert_xml(disk_elements(conv, plan_iothreads(conv)),
-               '<disk device="cdrom" type="file"><source file="/var/run/kubevirt-private/vmi-disks/iso/disk.img"/>'
+               '<disk device="cdrom" type="file"><source file="/var/run/kubevirt-private/config-map-disks/iso.iso"/>'
                '<target bus="sata" dev="sda" tray="closed"/><driver error_policy="stop" name="qemu" type="raw"/>'
                '<readonly/><alias name="ua-iso"/><boot order="1"/></disk>'
-               '<disk device="cdrom" type="block"><source/><target bus="sata" dev="sdb" tray="closed"/>'
+               '<disk device="cdrom" type="file"><source file="/var/run/kubevirt-private/vmi-disks/dv/disk.img"/>'
+               '<target bus="sata" dev="sdb" tray="open"/>'
+               '<driver error_policy="stop" name="qemu" type="raw" discard="unmap"/><alias name="ua-dv"/></disk>'
+               '<disk device="cdrom" type="block"><source/><target bus="sata" dev="sdc" tray="closed"/>'
                '<driver error_policy="stop" name="qemu" type="raw" discard="unmap"/><readonly/>'
                '<alias name="ua-empty"/></disk>')
+
+
+def test_downward_metrics_disk_is_readonly_virtio_without_discard():
+    vmi = make_vmi({"devices": {"disks": [{"name": "m", "disk": {"bus": "virtio"}}]}},
+                   volumes=[{"name": "m", "downwardMetrics": {}}])
+    conv = conversion(vmi)
+    assert_xml(disk_elements(conv, plan_iothreads(conv)),
+               '<disk device="disk" type="file" model="virtio-non-transitional">'
+               '<source file="/var/run/kubevirt-private/downwardapi-disks/vhostmd0"/><target bus="virtio" dev="vda"/>'
+               '<driver error_policy="stop" name="qemu" type="raw"/><readonly/><alias name="ua-m"/></disk>')
 
 
 def test_disk_without_volume_and_bad_error_policy_are_rejected():
