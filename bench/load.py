@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 from pathlib import Path
@@ -52,10 +53,16 @@ def run_wrk(url: str, body_file: Path, connections: int, seconds: int,
             cpus: set[int] | None = None) -> dict[str, Any]:
     """Run wrk against `url` for `seconds` with `connections` open connections."""
     argv = wrk_argv(url, body_file, connections, seconds)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run(
         argv, capture_output=True, text=True, check=False, timeout=seconds + 30,
         preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
     )
     if result.returncode != 0:
         raise LoadError(f"wrk exited {result.returncode}: {result.stderr.strip()[-2000:]}")
-    return parse_figures(result.stdout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures = parse_figures(result.stdout)
+    # Share of one core the load generator used: well below 1.0 means wrk was not the bottleneck.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    figures["wrk_cpu_share"] = round(cpu / figures["duration_s"], 3) if figures["duration_s"] else None
+    return figures

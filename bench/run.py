@@ -109,7 +109,11 @@ def measure(endpoint: Endpoint, server: Server | str, transport: str, concurrenc
     try:
         if warmup:
             run_wrk(url, body_file, concurrency, warmup, wrk_cpus)
+        cpu_before = server.cpu_seconds()
         row.update(run_wrk(url, body_file, concurrency, args.duration, wrk_cpus))
+        # Share of one core the server got: near 1.0 means it was the bottleneck, as it should be;
+        # well below with a low wrk share means something else on the machine took its core.
+        row["server_cpu_share"] = round((server.cpu_seconds() - cpu_before) / row["duration_s"], 3)
     except (LoadError, subprocess.TimeoutExpired) as exc:
         row["error"] = str(exc)
     return row
@@ -123,8 +127,8 @@ def median_row(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     ordered = sorted(rounds, key=lambda r: r["requests_per_s"])
     row = dict(ordered[len(ordered) // 2])
     row["error_count"] = sum(r["error_count"] for r in rounds)
-    row["rounds"] = [{"requests_per_s": r["requests_per_s"], "latency_ms": r["latency_ms"],
-                      "error_count": r["error_count"]} for r in rounds]
+    row["rounds"] = [{key: r[key] for key in ("requests_per_s", "latency_ms", "error_count", "server_cpu_share",
+                                               "wrk_cpu_share")} for r in rounds]
     return row
 
 
@@ -256,6 +260,11 @@ def print_summary(results: dict[str, Any], path: Path) -> None:
         print(f"library benchmark (expand_bench.py): {_num(library.get('cases_per_second'), ',.0f')} cases/s, "
               f"mean {_num(library.get('mean_ms_per_expansion'), '.4f')} ms per expansion"
               + (f"; ERROR {library['error']}" if library.get("error") else ""))
+    starved = [r for r in results["runs"] if (r.get("server_cpu_share") or 1.0) < 0.8]
+    if starved:
+        low = min(r["server_cpu_share"] for r in starved)
+        print(f"WARNING: in {len(starved)} rows the server got less than 0.8 of its core (lowest {low:.2f}): "
+              f"something else was using the machine; absolute figures understate, compare the ratios")
     print("targets (issue 6):")
     print(report.verdict_lines(results["targets"]))
     print(f"results: {path}")

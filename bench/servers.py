@@ -100,6 +100,11 @@ class Server:
         assert self.process is not None
         return sum(_rss(pid) for pid in _process_tree(self.process.pid))
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time used so far by the process and all its descendants."""
+        assert self.process is not None
+        return sum(_cpu_seconds(pid) for pid in _process_tree(self.process.pid))
+
     def __enter__(self) -> "Server":
         return self.start()
 
@@ -115,6 +120,14 @@ def _rss(pid: int) -> int:
     except OSError:
         pass
     return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _process_tree(root: int) -> list[int]:
