@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.domxml.conversion import Conversion
 from app.domxml.elements import Element, new, on_off, sub
+from app.domxml.errors import DomainError
 
 PRIVATE = "/var/run/kubevirt-private"
 VIDEO_HEADS = 1
@@ -75,7 +76,11 @@ def input_elements(conv: Conversion) -> list[Element]:
     elements = []
     for inp in conv.devices.get("inputs") or []:
         bus = inp.get("bus") or "usb"
-        element = new("input", {"type": inp.get("type") or "tablet", "bus": bus})
+        if bus not in ("usb", "virtio"):
+            raise DomainError(f"input contains unsupported bus {bus}")
+        if inp.get("type") != "tablet":
+            raise DomainError(f"input contains unsupported type {inp.get('type') or ''}")
+        element = new("input", {"type": "tablet", "bus": bus})
         sub(element, "alias", {"name": f"ua-{inp.get('name')}"})
         if bus == "virtio":
             element.set("model", "virtio")

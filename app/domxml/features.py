@@ -20,10 +20,10 @@ def features_element(conv: Conversion) -> Element:
         sub(element, "acpi")
     if _enabled(features.get("apic")):
         sub(element, "apic")
-    if features.get("hypervPassthrough") is not None and _enabled(features["hypervPassthrough"]):
-        sub(element, "hyperv", {"mode": "passthrough"})
-    elif features.get("hyperv") is not None:
+    if features.get("hyperv") is not None:
         _hyperv(element, features["hyperv"])
+    elif features.get("hypervPassthrough") is not None and _enabled(features["hypervPassthrough"]):
+        sub(element, "hyperv", {"mode": "passthrough"})
     if _enabled(features.get("smm")):
         sub(element, "smm")
     _kvm(conv, element)
@@ -46,8 +46,7 @@ def _hyperv(parent: Element, hyperv: dict) -> None:
             continue
         on = on_off(_enabled(state))
         if name == "spinlocks":
-            retries = state.get("spinlocks", 4096) if _enabled(state) else None
-            sub(element, "spinlocks", {"state": on, "retries": retries})
+            sub(element, "spinlocks", {"state": on, "retries": state.get("spinlocks")})
         elif name == "synictimer":
             stimer = sub(element, "stimer", {"state": on})
             if state.get("direct") is not None:

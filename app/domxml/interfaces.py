@@ -4,8 +4,9 @@ from __future__ import annotations
 from app.domxml.conversion import Conversion
 from app.domxml.disks import pci_address
 from app.domxml.elements import Element, new, sub
+from app.domxml.errors import DomainError
 
-TAP_BINDINGS = ("bridge", "masquerade")
+# bridge and masquerade are attached through a pre-configured tap device ("ethernet" interfaces)
 MAX_QUEUES = 256
 
 
@@ -13,10 +14,12 @@ def interface_elements(conv: Conversion) -> list[Element]:
     networks = conv.networks
     elements = []
     for iface in conv.devices.get("interfaces") or []:
-        if iface.get("state") == "absent" or iface.get("name") not in networks:
+        if iface.get("state") == "absent":
             continue
-        if not any(iface.get(binding) is not None for binding in TAP_BINDINGS):
-            continue  # SR-IOV becomes a hostdev; binding plugins are left to their sidecars
+        if iface.get("name") not in networks:
+            raise DomainError(f"failed to find network {iface.get('name')}")
+        if iface.get("sriov") is not None or iface.get("binding") is not None:
+            continue  # SR-IOV becomes a hostdev; binding plugins (non-tap attachment) are left to their sidecars
         elements.append(_tap_interface(conv, iface))
     return elements
 

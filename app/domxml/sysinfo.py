@@ -11,8 +11,8 @@ def sysinfo_element(conv: Conversion) -> Element:
     sysinfo = new("sysinfo", {"type": "smbios"})
     system = sub(sysinfo, "system")
     firmware = conv.firmware
-    if firmware.get("uuid"):
-        sub(system, "entry", {"name": "uuid"}, firmware["uuid"])
+    if conv.domain.get("firmware") is not None:
+        sub(system, "entry", {"name": "uuid"}, firmware.get("uuid") or "")
     if firmware.get("serial"):
         sub(system, "entry", {"name": "serial"}, firmware["serial"])
     smbios = conv.ctx.smbios
@@ -22,8 +22,7 @@ def sysinfo_element(conv: Conversion) -> Element:
     sub(sysinfo, "bios")
     sub(sysinfo, "baseBoard")
     chassis = sub(sysinfo, "chassis")
-    for name in CHASSIS_FIELDS:
-        value = (conv.domain.get("chassis") or {}).get(name)
-        if value:
-            sub(chassis, "entry", {"name": name}, value)
+    if conv.domain.get("chassis") is not None:
+        for name in CHASSIS_FIELDS:
+            sub(chassis, "entry", {"name": name}, conv.domain["chassis"].get(name) or "")
     return sysinfo

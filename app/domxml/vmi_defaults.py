@@ -149,7 +149,8 @@ def _object_defaults(domain: dict) -> None:
         for name, state in hyperv.items():
             if isinstance(state, dict):
                 _enable(state)
-        if hyperv.get("spinlocks") is not None and hyperv["spinlocks"].get("spinlocks") is None:
+        spinlocks = hyperv.get("spinlocks")
+        if spinlocks is not None and spinlocks.get("enabled") and spinlocks.get("spinlocks") is None:
             hyperv["spinlocks"]["spinlocks"] = 4096
         if isinstance(hyperv.get("synictimer"), dict) and hyperv["synictimer"].get("direct") is not None:
             _enable(hyperv["synictimer"]["direct"])

@@ -130,7 +130,15 @@ def test_sysinfo_uuid_serial_smbios_and_chassis():
                f'<entry name="uuid">{FW_UUID}</entry><entry name="serial">S1</entry>'
                '<entry name="manufacturer">KubeVirt</entry><entry name="family">KubeVirt</entry>'
                '<entry name="product">None</entry><entry name="sku"></entry><entry name="version"></entry>'
-               '</system><bios/><baseBoard/><chassis><entry name="asset">A7</entry></chassis></sysinfo>')
+               '</system><bios/><baseBoard/><chassis><entry name="manufacturer"></entry><entry name="version"></entry>'
+               '<entry name="serial"></entry><entry name="asset">A7</entry><entry name="sku"></entry></chassis></sysinfo>')
+
+
+def test_inputs_with_unsupported_bus_or_type_are_rejected():
+    with pytest.raises(DomainError, match="unsupported bus ps2"):
+        input_elements(conversion(make_vmi({"devices": {"inputs": [{"name": "k", "bus": "ps2"}]}})))
+    with pytest.raises(DomainError, match="unsupported type keyboard"):
+        input_elements(conversion(make_vmi({"devices": {"inputs": [{"name": "k", "type": "keyboard"}]}})))
 
 
 # -- features / clock --------------------------------------------------------------------------------------
@@ -143,7 +151,8 @@ def test_features_hyperv_dependencies_and_order():
     vmi = make_vmi({"features": {"acpi": {"enabled": False}, "apic": {}, "smm": {}, "kvm": {"hidden": True},
                                  "pvspinlock": {"enabled": False},
                                  "hyperv": {"synictimer": {"direct": {}}, "spinlocks": {}, "vendorid": {"vendorid": "kv"},
-                                            "relaxed": {"enabled": False}}}})
+                                            "relaxed": {"enabled": False}},
+                                 "hypervPassthrough": {"enabled": True}}})
     assert_xml(features_element(conversion(vmi)), '<features><apic/><hyperv>'
                '<relaxed state="off"/><spinlocks state="on" retries="4096"/><vpindex state="on"/>'
                '<synic state="on"/><stimer state="on"><direct state="on"/></stimer>'
