@@ -59,14 +59,14 @@ def _fmt(value: Any, spec: str) -> str:
 
 
 def table(runs: list[dict[str, Any]]) -> str:
-    lines = [f"{'transport':<9} {'conc':>4} {'target':<9} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ours/floor':>10} {'errors':>6} {'cpu srv/wrk':>11}"]
+    lines = [f"{'transport':<9} {'conc':>4} {'target':<9} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ours/floor':>10} {'errors':>6} {'cpu us/req':>10} {'cpu srv/wrk':>11}"]
     for run in runs:
         lat = run.get("latency_ms") or {}
         lines.append(
             f"{run['transport']:<9} {run['concurrency']:>4} {run['target']:<9} {_fmt(run.get('requests_per_s'), '9.0f')} "
             f"{_fmt(lat.get('p50'), '7.2f')} {_fmt(lat.get('p99'), '7.2f')} "
             f"{_fmt(run.get('ratio_to_floor') if run['target'] != 'floor' else None, '10.2f')} "
-            f"{_fmt(run.get('error_count'), '6d')} "
+            f"{_fmt(run.get('error_count'), '6d')} {_fmt(run.get('server_cpu_us_per_request'), '10.0f')} "
             f"{_fmt(run.get('server_cpu_share'), '5.2f')}/{_fmt(run.get('wrk_cpu_share'), '<5.2f')}"
             + (f"  ERROR: {run['error']}" if run.get("error") else "")
         )

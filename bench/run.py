@@ -113,7 +113,10 @@ def measure(endpoint: Endpoint, server: Server | str, transport: str, concurrenc
         row.update(run_wrk(url, body_file, concurrency, args.duration, wrk_cpus))
         # Share of one core the server got: near 1.0 means it was the bottleneck, as it should be;
         # well below with a low wrk share means something else on the machine took its core.
-        row["server_cpu_share"] = round((server.cpu_seconds() - cpu_before) / row["duration_s"], 3)
+        cpu = server.cpu_seconds() - cpu_before
+        row["server_cpu_share"] = round(cpu / row["duration_s"], 3)
+        # CPU time per answered request: steadier than req/s when neighbours take part of the core.
+        row["server_cpu_us_per_request"] = round(cpu / row["requests"] * 1e6, 1) if row["requests"] else None
     except (LoadError, subprocess.TimeoutExpired) as exc:
         row["error"] = str(exc)
     return row
@@ -128,7 +131,7 @@ def median_row(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     row = dict(ordered[len(ordered) // 2])
     row["error_count"] = sum(r["error_count"] for r in rounds)
     row["rounds"] = [{key: r[key] for key in ("requests_per_s", "latency_ms", "error_count", "server_cpu_share",
-                                               "wrk_cpu_share")} for r in rounds]
+                                               "server_cpu_us_per_request", "wrk_cpu_share")} for r in rounds]
     return row
 
 

@@ -50,6 +50,7 @@ def test_every_target_and_transport_has_figures(smoke) -> None:
         assert row["error_count"] == 0, (key, row["errors"])
         lat = row["latency_ms"]
         assert 0 < lat["p50"] <= lat["p99"] <= lat["max"], (key, lat)
+        assert row["server_cpu_share"] > 0 and row["server_cpu_us_per_request"] > 0, key
 
 
 def test_ours_rows_carry_ratios_and_checked_answers(smoke) -> None:
