@@ -107,7 +107,7 @@ def _late(review: rv.Review, hook: Webhook, kind: str) -> Outcome:
 
 
 def _crashed(review: rv.Review, kind: str, exc: BaseException) -> Outcome:
-    message = f"internal error while reviewing: {type(exc).__name__}"
+    message = getattr(exc, "admission_message", None) or f"internal error while reviewing: {type(exc).__name__}"
     return Outcome(False, rv.response(review, rv.deny(message, 500)), kind, "error")
 
 

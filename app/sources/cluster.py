@@ -1,0 +1,318 @@
+"""A Source over a live cluster: list+watch caches of the four instance type/preference kinds (and
+Namespaces, for the policy label), with the official `kubernetes` client.
+
+- One daemon thread per resource lists it (all namespaces), then watches from the list's
+  resourceVersion; bookmarks and events advance it. A watch that ends is resumed from the last
+  resourceVersion; `410 Gone` (an ERROR event carrying a Status, or an HTTP 410) relists; any
+  other failure (dropped connection, server down) retries with exponential backoff.
+- `get()` answers from the cache, so nothing remote is on the hot path once synced. On a miss it
+  does one live GET bounded by `lookup_timeout` (so "create an instance type, then a VM" works at
+  once, before the watch event arrives) and caches what it found. A 404 is a plain miss (None); an
+  unreachable API server raises `SourceUnavailable`, which the webhook answers with a reason.
+- ControllerRevisions are fetched on demand (`get_revision`) and cached: their data is immutable.
+- `synced` turns true once every kind has been listed; it stays true while the cache answers from
+  its last known state during an outage (`last_contact` tells how old that state is).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import orjson
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+
+from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, CLUSTER_SCOPED, INSTANCETYPE, PREFERENCE
+
+log = logging.getLogger("instancetype_webhook.cluster")
+
+GROUP, VERSION = "instancetype.kubevirt.io", "v1beta1"
+PLURALS = {
+    INSTANCETYPE: "virtualmachineinstancetypes",
+    CLUSTER_INSTANCETYPE: "virtualmachineclusterinstancetypes",
+    PREFERENCE: "virtualmachinepreferences",
+    CLUSTER_PREFERENCE: "virtualmachineclusterpreferences",
+}
+NAMESPACE = "Namespace"
+Key = tuple[str, str]  # (namespace or "", name)
+
+
+class SourceUnavailable(RuntimeError):
+    """The API server could not answer a lookup in time; `admission_message` is shown to the client."""
+
+    @property
+    def admission_message(self) -> str:
+        return f"reference lookup failed: {self}"
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old (410): relist."""
+
+
+@dataclass
+class Backoff:
+    initial: float = 0.2
+    maximum: float = 30.0
+    current: float = 0.2
+
+    def reset(self) -> None:
+        self.current = self.initial
+
+    def next(self) -> float:
+        delay, self.current = self.current, min(self.current * 2, self.maximum)
+        return delay
+
+
+def _key(obj: dict[str, Any], namespaced: bool) -> Key:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace", "") if namespaced else "", meta.get("name", ""))
+
+
+class Informer:
+    """List+watch of one resource into a dict cache, resumed and relisted as needed, in a thread."""
+
+    def __init__(self, name: str, lister: Callable[..., Any], namespaced: bool, kind: str,
+                 stop: threading.Event, watch_timeout: int, backoff: Backoff, on_contact: Callable[[], None]):
+        self.name, self.lister, self.namespaced, self.kind = name, lister, namespaced, kind
+        self.store: dict[Key, dict[str, Any]] = {}
+        self.resource_version: str | None = None
+        self.synced = threading.Event()
+        self.disabled = False
+        self.relists = 0
+        self._stop, self._watch_timeout, self._backoff, self._contact = stop, watch_timeout, backoff, on_contact
+        self._response: Any = None
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.resource_version is None:
+                    self._list()
+                self._watch()
+            except Gone:
+                log.info("%s: resourceVersion %s is gone, relisting", self.name, self.resource_version)
+                self.resource_version = None
+            except ApiException as exc:
+                if exc.status == 410:
+                    self.resource_version = None
+                    continue
+                if exc.status in (401, 403, 404) and self.kind == NAMESPACE:
+                    log.warning("%s: cannot list (%s); namespace policy labels are off", self.name, exc.status)
+                    self.disabled = True
+                    self.synced.set()
+                    return
+                self._pause(f"HTTP {exc.status} {exc.reason}")
+            except Exception as exc:  # dropped connection, refused, timeout, bad chunk: reconnect later
+                if self._stop.is_set():
+                    return
+                self._pause(f"{type(exc).__name__}: {exc}")
+
+    def _pause(self, why: str) -> None:
+        delay = self._backoff.next()
+        log.warning("%s: %s; retrying in %.1fs", self.name, why, delay)
+        self._stop.wait(delay)
+
+    def _list(self) -> None:
+        resp = self.lister(_preload_content=False, _request_timeout=(5, 60))
+        try:
+            doc = orjson.loads(resp.data)
+        finally:
+            resp.release_conn()
+        items = doc.get("items") or []
+        self.store = {_key(obj, self.namespaced): self._complete(obj) for obj in items if isinstance(obj, dict)}
+        self.resource_version = (doc.get("metadata") or {}).get("resourceVersion") or "0"
+        self.relists += 1
+        self.synced.set()
+        self._contact()
+        self._backoff.reset()
+        log.info("%s: listed %d objects at resourceVersion %s", self.name, len(items), self.resource_version)
+
+    def _complete(self, obj: dict[str, Any]) -> dict[str, Any]:
+        # List items carry no kind/apiVersion; the core and the provenance annotation want them.
+        if self.kind != NAMESPACE and "kind" not in obj:
+            obj["kind"], obj["apiVersion"] = self.kind, f"{GROUP}/{VERSION}"
+        return obj
+
+    def _watch(self) -> None:
+        resp = self.lister(watch=True, resource_version=self.resource_version, allow_watch_bookmarks=True,
+                           timeout_seconds=self._watch_timeout, _preload_content=False,
+                           _request_timeout=(5, self._watch_timeout + 30))
+        self._response = resp
+        try:
+            for event in _lines(resp):
+                self._apply(event)
+        finally:
+            self._response = None
+            resp.release_conn()
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            if obj.get("code") == 410:
+                raise Gone
+            raise ApiException(status=obj.get("code") or 500, reason=obj.get("message") or "watch error")
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if kind in ("ADDED", "MODIFIED"):
+            self.store[_key(obj, self.namespaced)] = self._complete(obj)
+        elif kind == "DELETED":
+            self.store.pop(_key(obj, self.namespaced), None)
+        if rv:
+            self.resource_version = rv
+        self._contact()
+        self._backoff.reset()
+
+    def close(self) -> None:
+        resp = self._response
+        if resp is not None:
+            try:
+                resp.shutdown() if hasattr(resp, "shutdown") else resp.close()
+            except Exception:  # noqa: BLE001 (best effort on shutdown)
+                pass
+
+
+def _lines(resp: Any) -> Iterator[dict[str, Any]]:
+    """Watch events from a streamed response: one JSON object per line."""
+    buffer = b""
+    for chunk in resp.stream(65536, decode_content=True):
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if line.strip():
+                yield orjson.loads(line)
+    if buffer.strip():
+        yield orjson.loads(buffer)
+
+
+class ClusterSource:
+    """The live-cluster Source (see the module docstring)."""
+
+    remote = True
+
+    def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = 300,
+                 backoff_max: float = 30.0, namespaces: bool = True, revision_cache: int = 4096):
+        self.api = api
+        self.lookup_timeout = lookup_timeout
+        self.custom = k8s.CustomObjectsApi(api)
+        self.core = k8s.CoreV1Api(api)
+        self.apps = k8s.AppsV1Api(api)
+        self._stop = threading.Event()
+        self.last_contact = 0.0
+        self.informers: dict[str, Informer] = {}
+        for kind, plural in PLURALS.items():
+            lister = _bind(self.custom.list_cluster_custom_object, GROUP, VERSION, plural)
+            self.informers[kind] = Informer(plural, lister, kind not in CLUSTER_SCOPED, kind, self._stop,
+                                            watch_timeout, Backoff(maximum=backoff_max), self._touch)
+        if namespaces:
+            self.informers[NAMESPACE] = Informer("namespaces", self.core.list_namespace, False, NAMESPACE,
+                                                 self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch)
+        self._revisions: dict[Key, dict[str, Any]] = {}
+        self._revision_cache = revision_cache
+        self._threads: list[threading.Thread] = []
+
+    @classmethod
+    def from_config(cls, kubeconfig: str | Path | None = None, in_cluster: bool = False, **kw: Any) -> "ClusterSource":
+        configuration = k8s.Configuration()
+        if in_cluster:
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        else:
+            k8s_config.load_kube_config(config_file=str(kubeconfig) if kubeconfig else None,
+                                        client_configuration=configuration)
+        configuration.retries = 0  # the informers retry with backoff; a lookup must stay within its timeout
+        return cls(k8s.ApiClient(configuration), **kw)
+
+    def _touch(self) -> None:
+        self.last_contact = time.monotonic()
+
+    def start(self) -> None:
+        for name, informer in self.informers.items():
+            thread = threading.Thread(target=informer.run, name=f"watch-{informer.name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for informer in self.informers.values():
+            informer.close()
+
+    @property
+    def synced(self) -> bool:
+        return all(i.synced.is_set() for i in self.informers.values())
+
+    def wait_synced(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        for informer in self.informers.values():
+            if not informer.synced.wait(max(deadline - time.monotonic(), 0)):
+                return False
+        return True
+
+    # -- Source ---------------------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        informer = self.informers.get(kind)
+        if informer is None or kind == NAMESPACE:
+            return None
+        key = ("" if kind in CLUSTER_SCOPED else (namespace or "default"), name)
+        obj = informer.store.get(key)
+        if obj is not None:
+            return obj
+        obj = self._live_get(kind, key)
+        if obj is not None:
+            informer.store.setdefault(key, informer._complete(obj))
+        return obj
+
+    def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
+        key = (namespace, name)
+        cached = self._revisions.get(key)
+        if cached is not None:
+            return cached
+        obj = self._fetch(lambda **kw: self.apps.read_namespaced_controller_revision(name, namespace, **kw),
+                          f"controllerrevisions {namespace}/{name}")
+        if obj is not None:
+            if len(self._revisions) >= self._revision_cache:
+                self._revisions.pop(next(iter(self._revisions)))
+            obj.setdefault("kind", "ControllerRevision")
+            obj.setdefault("apiVersion", "apps/v1")
+            self._revisions[key] = obj
+        return obj
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        informer = self.informers.get(NAMESPACE)
+        if informer is None:
+            return None
+        obj = informer.store.get(("", namespace))
+        return ((obj or {}).get("metadata") or {}).get("labels") if obj else None
+
+    # -- live lookups ---------------------------------------------------------------------------
+
+    def _live_get(self, kind: str, key: Key) -> dict[str, Any] | None:
+        namespace, name = key
+        plural = PLURALS[kind]
+        if kind in CLUSTER_SCOPED:
+            call = _bind(self.custom.get_cluster_custom_object, GROUP, VERSION, plural, name)
+        else:
+            call = _bind(self.custom.get_namespaced_custom_object, GROUP, VERSION, namespace, plural, name)
+        return self._fetch(call, f"{plural} {namespace + '/' if namespace else ''}{name}")
+
+    def _fetch(self, call: Callable[..., Any], what: str) -> dict[str, Any] | None:
+        try:
+            resp = call(_preload_content=False, _request_timeout=(self.lookup_timeout, self.lookup_timeout))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise SourceUnavailable(f"GET {what}: HTTP {exc.status} {exc.reason}") from exc
+        except Exception as exc:  # timeouts, refused connections
+            raise SourceUnavailable(f"GET {what}: {type(exc).__name__}") from exc
+        try:
+            obj = orjson.loads(resp.data)
+        finally:
+            resp.release_conn()
+        self._touch()
+        return obj
+
+
+def _bind(fn: Callable[..., Any], *args: Any) -> Callable[..., Any]:
+    return lambda **kw: fn(*args, **kw)

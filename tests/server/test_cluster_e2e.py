@@ -1,0 +1,83 @@
+"""The real server on a live cluster source (the fake API server): create an instance type, then a VM
+at once; the namespace label policy override; /readyz follows the source's sync."""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import time
+from pathlib import Path
+
+import httpx
+import jsonpatch
+import orjson
+
+from app.server.policy import POLICY_KEY
+from tests.server.harness import review, serve
+from tests.sources.fake_apiserver import FakeAPIServer
+
+VM = {
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+    "metadata": {"name": "vm1", "namespace": "apps"},
+    "spec": {"runStrategy": "Halted", "instancetype": {"name": "fresh", "kind": "VirtualMachineInstancetype"},
+             "template": {"spec": {"domain": {"devices": {}}}}},
+}
+FRESH = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+         "metadata": {"name": "fresh", "namespace": "apps"},
+         "spec": {"cpu": {"guest": 3}, "memory": {"guest": "3Gi"}}}
+
+
+def _post(client: httpx.Client, body: dict) -> dict:
+    resp = client.post("/mutate", content=orjson.dumps(body))
+    assert resp.status_code == 200, resp.text
+    return resp.json()["response"]
+
+
+def test_live_cluster_source_end_to_end(tmp_path: Path):
+    fake = FakeAPIServer()
+    fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps", "labels": {POLICY_KEY: "expand"}}})
+    fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    try:
+        with serve(tmp_path, "--kubeconfig", str(config)) as server, server.client() as client:
+            deadline = time.monotonic() + 10
+            while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert client.get("/readyz").json() == {"status": "ready"}
+            # Created just now, not yet seen by any watch: the live GET finds it.
+            fake.add(FRESH, notify=False)
+            resp = _post(client, review(VM))  # server policy is reference; the namespace label says expand
+            assert resp["allowed"], resp
+            flat = jsonpatch.apply_patch(VM, json.loads(base64.b64decode(resp["patch"])), in_place=False)
+            assert flat["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 3
+            prov = json.loads(flat["metadata"]["annotations"]["instancetype-webhook.kubevirt.io/expanded-from"])
+            assert prov["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "fresh",
+                                            "uid": "uid-fresh", "generation": 1}
+            # The same VM in a namespace without the label keeps its reference (server policy).
+            other = copy.deepcopy(VM)
+            other["metadata"]["namespace"] = "other"
+            assert "patch" not in _post(client, review(other))
+    finally:
+        fake.stop()
+
+
+def test_readyz_waits_for_the_first_sync(tmp_path: Path):
+    fake = FakeAPIServer()
+    port = fake.port
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    fake.stop()
+    try:
+        with serve(tmp_path, "--kubeconfig", str(config)) as server, server.client() as client:
+            assert client.get("/healthz").status_code == 200
+            not_ready = client.get("/readyz")
+            assert not_ready.status_code == 503 and "not synced" in not_ready.json()["reason"]
+            fake.port = port
+            fake.start()
+            deadline = time.monotonic() + 15
+            while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert client.get("/readyz").status_code == 200
+    finally:
+        fake.stop()

@@ -1,0 +1,171 @@
+"""The live-cluster source against a fake API server speaking the real list/watch protocol."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from app.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE, PREFERENCE
+from app.sources.cluster import ClusterSource, SourceUnavailable
+from tests.sources.fake_apiserver import FakeAPIServer
+
+
+def it(name: str, cpu: int = 1, namespace: str | None = None) -> dict:
+    kind = "VirtualMachineInstancetype" if namespace else "VirtualMachineClusterInstancetype"
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta,
+            "spec": {"cpu": {"guest": cpu}, "memory": {"guest": "1Gi"}}}
+
+
+def eventually(check: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture
+def fake():
+    server = FakeAPIServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def source_for(tmp_path: Path):
+    made: list[ClusterSource] = []
+
+    def make(fake: FakeAPIServer, **kw) -> ClusterSource:
+        config = tmp_path / "kubeconfig"
+        config.write_text(fake.kubeconfig())
+        kw.setdefault("backoff_max", 0.3)
+        src = ClusterSource.from_config(kubeconfig=config, **kw)
+        src.start()
+        made.append(src)
+        return src
+
+    yield make
+    for src in made:
+        src.stop()
+
+
+def test_list_then_serve_from_cache_without_remote_calls(fake, source_for):
+    fake.add(it("u1.small"))
+    fake.add(it("mine", 2, namespace="apps"))
+    fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps", "labels": {"a": "b"}}})
+    src = source_for(fake)
+    assert src.wait_synced(10) and src.synced
+    gets_before = fake.count("GET ")
+    for _ in range(50):
+        obj = src.get(CLUSTER_INSTANCETYPE, "u1.small")
+        assert obj["spec"]["cpu"]["guest"] == 1
+        assert obj["kind"] == "VirtualMachineClusterInstancetype"  # list items carry no kind: filled in
+        assert src.get(INSTANCETYPE, "mine", "apps")["spec"]["cpu"]["guest"] == 2
+    assert fake.count("GET ") == gets_before  # nothing remote on the hot path
+    assert src.get(INSTANCETYPE, "mine", "other") is None  # a miss asks the server once: 404 -> None
+    assert fake.count("GET ") == gets_before + 1
+    assert src.namespace_labels("apps") == {"a": "b"}
+
+
+def test_not_synced_until_listed(fake, source_for):
+    fake.stop()
+    src = source_for(fake)
+    time.sleep(0.5)
+    assert not src.synced
+    fake.start()  # same port
+    assert src.wait_synced(10)
+
+
+def test_watch_events_update_the_cache(fake, source_for):
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    fake.add(it("later", 4))
+    eventually(lambda: (src.informers[CLUSTER_INSTANCETYPE].store.get(("", "later")) or {}).get("spec", {}).get(
+        "cpu", {}).get("guest") == 4)
+    fake.add(it("later", 8))
+    eventually(lambda: src.informers[CLUSTER_INSTANCETYPE].store[("", "later")]["spec"]["cpu"]["guest"] == 8)
+    fake.delete(it("later"))
+    eventually(lambda: ("", "later") not in src.informers[CLUSTER_INSTANCETYPE].store)
+
+
+def test_cache_miss_does_a_live_get(fake, source_for):
+    """Create an instance type, then a VM at once: the watch has not delivered it yet."""
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    fake.add(it("just-created", 2, namespace="apps"), notify=False)
+    obj = src.get(INSTANCETYPE, "just-created", "apps")
+    assert obj and obj["spec"]["cpu"]["guest"] == 2
+    gets = fake.count("GET ")
+    assert src.get(INSTANCETYPE, "just-created", "apps") is obj  # cached now
+    assert fake.count("GET ") == gets
+
+
+def test_410_gone_relists(fake, source_for):
+    fake.add(it("a"))
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    lists = informer.relists
+    fake.add(it("b"), notify=False)  # missed by the watch...
+    fake.delete(it("a"), notify=False)
+    fake.compact()
+    fake.drop_watches()  # ...the reconnect from the old resourceVersion gets ERROR 410 and relists
+    eventually(lambda: informer.relists > lists)
+    eventually(lambda: ("", "b") in informer.store and ("", "a") not in informer.store)
+    assert int(informer.resource_version) >= fake.rv - 1
+
+
+def test_dropped_connection_resumes_from_last_resource_version(fake, source_for):
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    lists = informer.relists
+    for i in range(3):
+        fake.drop_watches()
+        fake.add(it(f"after-drop-{i}"))
+        eventually(lambda i=i: ("", f"after-drop-{i}") in informer.store)
+    assert informer.relists == lists  # resumed, not relisted
+
+
+def test_server_down_cache_keeps_answering_then_resyncs(fake, source_for):
+    fake.add(it("kept"))
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    fake.stop()
+    time.sleep(0.5)
+    assert src.get(CLUSTER_INSTANCETYPE, "kept")["metadata"]["name"] == "kept"
+    assert src.synced  # still answering from the last known state
+    with pytest.raises(SourceUnavailable):
+        src.get(CLUSTER_INSTANCETYPE, "unknown")
+    # The server comes back with a new history (all watches see 410) and new objects.
+    fake.compact()
+    fake.add(it("new-after-restart"), notify=False)
+    fake.start()
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    eventually(lambda: ("", "new-after-restart") in informer.store, timeout=15)
+
+
+def test_live_get_is_bounded_by_the_lookup_timeout(fake, source_for):
+    src = source_for(fake, lookup_timeout=0.5)
+    assert src.wait_synced(10)
+    fake.hang_gets = 3
+    start = time.monotonic()
+    with pytest.raises(SourceUnavailable):
+        src.get(PREFERENCE, "slow", "apps")
+    assert time.monotonic() - start < 2
+
+
+def test_revisions_fetched_on_demand_and_cached(fake, source_for):
+    rev = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+           "metadata": {"name": "vm-u1-rev", "namespace": "apps"}, "data": it("u1"), "revision": 1}
+    fake.add_revision(rev)
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    assert src.get_revision("vm-u1-rev", "apps")["data"]["spec"]["cpu"]["guest"] == 1
+    assert src.get_revision("vm-u1-rev", "apps")["data"]["metadata"]["name"] == "u1"
+    assert fake.count("GET /apis/apps/v1/namespaces/apps/controllerrevisions/vm-u1-rev") == 1
+    assert src.get_revision("nope", "apps") is None
