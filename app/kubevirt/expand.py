@@ -17,7 +17,8 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
         Resolve both matchers (instance type first); raises ExpandError notFound/badRequest.
 
     apply_specs(vm, instancetype_spec, preference_spec, settings=DEFAULT_SETTINGS) -> (new_vm, causes)
-        Never raises for conflicts: on a copy of the VM, add the default volume disks and pod
+        Never raises for conflicts (only ExpandError badRequest for mis-typed data or a refused
+        default interface): on a copy of the VM, add the default volume disks and pod
         interface, apply the instance type (and, without conflicts, the preference) to
         `spec.template`. `causes` are the conflicts (paths rooted at `spec.template.spec`); when
         there are any, `new_vm` holds the partial application and must not be used as a result.
@@ -37,7 +38,8 @@ Copying: only `spec.template` is deep-copied (the subtree the steps write); `met
 """
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from app.kubevirt.apply import apply_to_template, conflicts_error
 from app.kubevirt.causes import Cause, ExpandError
@@ -92,16 +94,27 @@ def apply_specs(
     preference_spec: dict[str, Any] | None,
     settings: ClusterSettings = DEFAULT_SETTINGS,
 ) -> tuple[dict[str, Any], list[Cause]]:
-    new_vm = _copy_for_write(vm)
-    spec = _template_spec(new_vm)
-    set_default_volume_disks(spec)
-    set_default_network_interface(spec, settings)
-    causes = apply_to_template(new_vm["spec"]["template"], instancetype_spec, preference_spec)
+    with _data_errors():
+        new_vm = _copy_for_write(vm)
+        spec = _template_spec(new_vm)
+        set_default_volume_disks(spec)
+        set_default_network_interface(spec, settings)
+        causes = apply_to_template(new_vm["spec"]["template"], instancetype_spec, preference_spec)
     return new_vm, causes
 
 
 def apply_vmi_defaults(vm: dict[str, Any], settings: ClusterSettings = DEFAULT_SETTINGS) -> None:
-    set_vmi_spec_defaults(_template_spec(vm), settings)
+    with _data_errors():
+        set_vmi_spec_defaults(_template_spec(vm), settings)
+
+
+@contextmanager
+def _data_errors() -> Iterator[None]:
+    """Data of the wrong JSON type deep inside the VM or a referenced object -> a badRequest ExpandError."""
+    try:
+        yield
+    except (QuantityError, TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
+        raise ExpandError("badRequest", f"cannot expand VirtualMachine: {type(exc).__name__}: {exc}") from exc
 
 
 def finish_expansion(vm: dict[str, Any]) -> None:
@@ -185,14 +198,12 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
         printed = _copy_for_write(vm)
         finish_expansion(printed)
         return printed
-    try:
+    with _data_errors():
         instancetype_spec, preference_spec = find_specs(vm, source)
-        new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
-        if causes:
-            raise conflicts_error(causes)
-        apply_vmi_defaults(new_vm, settings)
+    new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
+    if causes:
+        raise conflicts_error(causes)
+    apply_vmi_defaults(new_vm, settings)
+    with _data_errors():
         finish_expansion(new_vm)
-    except (QuantityError, TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
-        # Data of the wrong JSON type deep inside the VM or a referenced object.
-        raise ExpandError("badRequest", f"cannot expand VirtualMachine: {type(exc).__name__}: {exc}") from exc
     return new_vm

@@ -77,11 +77,18 @@ def find_preference_spec(vm: dict[str, Any], source: Source) -> dict[str, Any] |
     return _find(vm, source, PREFERENCE_FAMILY)
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (mis-typed optional parts are ignored)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _find(vm: dict[str, Any], source: Source, family: _Family) -> dict[str, Any] | None:
-    spec = vm.get("spec") or {}
+    spec = _obj(vm.get("spec")) if isinstance(vm, dict) else {}
     matcher = spec.get(family.matcher_key)
     if matcher is None:
         return None
+    if not isinstance(matcher, dict):
+        raise ExpandError("badRequest", f"spec.{family.matcher_key} of the VirtualMachine is not an object")
     namespace = _namespace(vm, source)
     revision = _find_revision(vm, matcher, namespace, source, family)
     if revision is not None:
@@ -92,12 +99,17 @@ def _find(vm: dict[str, Any], source: Source, family: _Family) -> dict[str, Any]
     if obj is None:
         resource = RESOURCES[kind][0]
         raise not_found(f"{resource}.{GROUP}", name)
-    return obj.get("spec") or {}
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    if spec is not None and not isinstance(spec, dict):
+        raise ExpandError("badRequest", f"spec of {kind} {name!r} is not an object")
+    return spec or {}
 
 
 def _namespace(vm: dict[str, Any], source: Source) -> str:
-    ns = (vm.get("metadata") or {}).get("namespace")
-    return ns or getattr(source, "default_namespace", None) or "default"
+    ns = _obj(vm.get("metadata")).get("namespace")
+    if isinstance(ns, str) and ns:
+        return ns
+    return getattr(source, "default_namespace", None) or "default"
 
 
 def _find_revision(
@@ -106,12 +118,12 @@ def _find_revision(
     revision_name = matcher.get("revisionName")
     if revision_name:
         return _get_revision(source, str(revision_name), namespace)
-    ref = ((vm.get("status") or {}).get(family.status_key) or {})
-    cr_name = (ref.get("controllerRevisionRef") or {}).get("name")
+    ref = _obj(_obj(vm.get("status")).get(family.status_key))
+    cr_name = _obj(ref.get("controllerRevisionRef")).get("name")
     if not cr_name:
         return None
     revision = _get_revision(source, str(cr_name), namespace)
-    labels = (revision.get("metadata") or {}).get("labels") or {}
+    labels = _obj(_obj(revision.get("metadata")).get("labels"))
     if OBJECT_NAME_LABEL in labels and labels[OBJECT_NAME_LABEL] == (matcher.get("name") or ""):
         return revision
     return None
@@ -136,4 +148,4 @@ def _spec_from_revision(revision: dict[str, Any], kinds: tuple[str, str]) -> dic
     kind = data.get("kind", "")
     if kind not in kinds:
         raise ExpandError("badRequest", f"unexpected type in ControllerRevision: {kind or '<none>'}")
-    return data.get("spec") or {}
+    return _obj(data.get("spec"))

@@ -109,3 +109,19 @@ def test_revision_holding_the_wrong_family_is_refused():
 def test_resolve_kind_helper():
     assert resolve_kind(None) == "VirtualMachineClusterInstancetype"
     assert resolve_kind({"kind": "virtualmachinepreferences"}, preference=True) == "VirtualMachinePreference"
+
+
+@pytest.mark.parametrize("vm_doc", [
+    {"metadata": True, "spec": {"instancetype": {"name": "shared"}}, "status": True},
+    {"metadata": {"namespace": 5}, "spec": {"instancetype": {"name": "shared"}}, "status": {"instancetypeRef": []}},
+    {"spec": {"instancetype": {"name": "shared"}}, "status": {"instancetypeRef": {"controllerRevisionRef": "x"}}},
+])
+def test_mis_typed_optional_parts_are_ignored(vm_doc):
+    assert find_instancetype_spec(vm_doc, SOURCE) == CL_IT
+
+
+@pytest.mark.parametrize("matcher", [True, "shared", ["shared"], 3])
+def test_a_matcher_that_is_not_an_object_is_a_bad_request(matcher):
+    with pytest.raises(ExpandError) as err:
+        find_preference_spec({"spec": {"preference": matcher}}, SOURCE)
+    assert err.value.kind == "badRequest"
