@@ -1,6 +1,7 @@
 """Start the webhook: reference source, TLS, metrics, uvicorn, and a drain on SIGTERM."""
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import tempfile
@@ -31,6 +32,25 @@ class DrainingServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, hook: Webhook, delay: float):
         super().__init__(config)
         self.hook, self.delay = hook, delay
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        # An idle keep-alive TLS connection closes with a close_notify exchange the client may never
+        # answer (it is not reading); abort those so shutdown does not wait for the TLS timeout.
+        task = asyncio.ensure_future(self._abort_idle())
+        try:
+            await super().shutdown(sockets)
+        finally:
+            task.cancel()
+
+    async def _abort_idle(self) -> None:
+        await asyncio.sleep(0.2)
+        while True:
+            for conn in list(self.server_state.connections):
+                cycle = getattr(conn, "cycle", None)
+                transport = getattr(conn, "transport", None)
+                if transport is not None and (cycle is None or cycle.response_complete):
+                    transport.abort()
+            await asyncio.sleep(0.2)
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         if self.hook.draining or self.delay <= 0:
