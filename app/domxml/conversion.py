@@ -5,7 +5,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from app.domxml.context import LauncherContext
-from app.domxml.errors import DomainError
 from app.domxml.quantity import quantity_bytes, quantity_value
 
 
@@ -122,8 +121,8 @@ class Conversion:
         if guest is None:
             resources = self.domain.get("resources") or {}
             guest = (resources.get("limits") or {}).get("memory") or (resources.get("requests") or {}).get("memory")
-        if guest is None:
-            raise DomainError("the VMI has no guest memory (memory.guest, resources.requests or limits)")
+        if guest is None:  # upstream converts an unset quantity as zero bytes
+            return 0
         return quantity_bytes(guest)
 
     @property
@@ -148,13 +147,17 @@ class Conversion:
     @cached_property
     def memfd(self) -> bool:
         """Memory backed by memfd: hugepages (unless the annotation disables it) or shared memory."""
-        if self.hugepage_size and self.annotations.get("kubevirt.io/memfd", "").lower() != "false":
+        if self.memory.get("hugepages") is not None and self.annotations.get("kubevirt.io/memfd") != "false":
             return True
         return self.shared_memory
 
     @property
     def shared_memory(self) -> bool:
-        return bool(self.devices.get("filesystems"))
+        """virtiofs filesystems or a passt-bound interface need shared guest memory."""
+        if self.devices.get("filesystems"):
+            return True
+        return any((i.get("binding") or {}).get("name") == "passt" or i.get("passtBinding") is not None
+                   for i in self.devices.get("interfaces") or [])
 
     @property
     def volumes(self) -> dict[str, tuple[int, dict]]:

@@ -17,10 +17,11 @@ def memory_elements(conv: Conversion) -> list[Element]:
 
 def memory_backing(conv: Conversion) -> Element | None:
     """hugepages (no size: per-node pages only come with NUMA passthrough), shared access, memfd."""
-    if not conv.hugepage_size and not conv.shared_memory:
+    hugepages = conv.memory.get("hugepages") is not None
+    if not hugepages and not conv.shared_memory:
         return None
     backing = new("memoryBacking")
-    if conv.hugepage_size:
+    if hugepages:
         sub(backing, "hugepages")
     if conv.memfd:
         sub(backing, "source", {"type": "memfd"})

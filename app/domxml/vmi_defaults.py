@@ -211,11 +211,13 @@ def _cpu_hotplug(domain: dict) -> None:
     cpu = domain["cpu"]
     if cpu.get("maxSockets"):
         return
-    sockets, cores, threads = cpu.get("sockets") or 1, cpu.get("cores") or 1, cpu.get("threads") or 1
+    # raw values, like upstream: a topology given only as cores/threads (sockets 0) gets no CPU hotplug
+    sockets, cores, threads = cpu.get("sockets") or 0, cpu.get("cores") or 0, cpu.get("threads") or 0
     max_sockets = sockets * MAX_HOTPLUG_RATIO
     if max_sockets * cores * threads > MAX_VCPUS:
         max_sockets = max(MAX_VCPUS // (cores * threads), sockets)
-    cpu["maxSockets"] = max_sockets
+    if max_sockets:
+        cpu["maxSockets"] = max_sockets
 
 
 def _memory_hotplug(spec: dict) -> None:

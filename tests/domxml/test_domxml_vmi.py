@@ -112,3 +112,15 @@ def test_canonical_xml_ignores_attribute_order_whitespace_and_empty_forms():
     assert not equal and "text" in where
     with pytest.raises(DomainError):
         canonical_xml("<a>")
+
+
+def test_topology_without_sockets_gets_no_cpu_hotplug():
+    domain = apply_vmi_defaults(make_vmi({"cpu": {"cores": 4}}))["spec"]["domain"]
+    assert "maxSockets" not in domain["cpu"]
+    xml = render_domain(make_vmi({"cpu": {"cores": 4}}))
+    assert '<topology sockets="1" cores="4" threads="1"/>' in xml and "<vcpus>" not in xml
+
+
+def test_vmi_without_any_memory_converts_as_zero_bytes():
+    vmi = make_vmi({"memory": {}})
+    assert '<memory unit="b">0</memory>' in render_domain(vmi)
