@@ -74,7 +74,7 @@ def test_memory_hotplug_rules(memory, cpu, expected):
 
 
 def test_cpu_hotplug_caps_at_512_vcpus():
-    domain = apply_vmi_defaults(make_vmi({"cpu": {"sockets": 2, "cores": 100}}))["spec"]["domain"]
+    domain = apply_vmi_defaults(make_vmi({"cpu": {"sockets": 2, "cores": 100, "threads": 1}}))["spec"]["domain"]
     assert domain["cpu"]["maxSockets"] == 5
 
 
