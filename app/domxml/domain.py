@@ -22,6 +22,7 @@ from app.domxml.launchsecurity import launch_security_element
 from app.domxml.memory import memory_backing, memory_elements
 from app.domxml.os import os_element
 from app.domxml.pinning import NumaPassthrough, Pinning
+from app.domxml.qemucmd import qemu_commandline
 from app.domxml.sysinfo import sysinfo_element
 
 QEMU_NS = "http://libvirt.org/schemas/domain/qemu/1.0"
@@ -64,6 +65,7 @@ def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
     clock = clock_element(conv)
     if clock is not None:
         root.append(clock)
+    qemu_commandline(conv, root)
     _metadata(root)
     root.append(features_element(conv))
     cpu = cpu_element(conv)

@@ -410,3 +410,18 @@ def test_launch_security_sev_policy():
     conv = conversion(make_vmi({"launchSecurity": {"sev": {"policy": {"encryptedState": True}}}}))
     assert_xml(launch_security_element(conv), '<launchSecurity type="sev"><policy>0x0005</policy></launchSecurity>')
     assert launch_security_element(conversion(make_vmi())) is None
+
+
+def test_ignition_annotation_adds_fw_cfg_arguments():
+    from lxml import etree
+
+    from app.domxml.qemucmd import qemu_commandline
+
+    root = etree.Element("domain", nsmap={"qemu": "http://libvirt.org/schemas/domain/qemu/1.0"})
+    qemu_commandline(conversion(make_vmi(annotations={"kubevirt.io/ignitiondata": '{"ignition": {}}'})), root)
+    assert_xml(root, '<domain xmlns:qemu="http://libvirt.org/schemas/domain/qemu/1.0"><qemu:commandline>'
+               '<qemu:arg value="-fw_cfg"/><qemu:arg value="name=opt/com.coreos/config,'
+               'file=/var/run/kubevirt-ephemeral-disks/ignition-data/ns1/vm1/data.ig"/></qemu:commandline></domain>')
+    plain = etree.Element("domain")
+    qemu_commandline(conversion(make_vmi()), plain)
+    assert len(plain) == 0
