@@ -181,3 +181,41 @@ def test_conflicts_come_before_the_defaults_and_defaults_errors_are_400():
     assert conflicted.code == 422 and [c.field for c in conflicted.causes] == ["spec.template.spec.domain.cpu.sockets"]
     refused = validate_vm(vm("c-2x2"), SOURCE, no_bridge)
     assert (refused.allowed, refused.code, refused.message) == (False, 400, "bridge interface is not enabled in kubevirt-config")
+
+
+# -- never a crash: arbitrary JSON where the VM and the referenced specs have structure --------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from app.kubevirt.causes import Verdict  # noqa: E402
+from app.kubevirt.objects import admit_object  # noqa: E402
+
+KEYS = st.sampled_from(
+    ["cpu", "memory", "guest", "sockets", "cores", "threads", "resources", "requests", "limits", "devices", "disks",
+     "interfaces", "hugepages", "pageSize", "requirements", "preferredCPUTopology", "spreadOptions", "ratio", "across",
+     "architecture", "annotations", "nodeSelector", "gpus", "name", "x"]
+)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 2**33) | st.sampled_from(["", "1Gi", "2", "spread", "amd64", "x"]),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(KEYS, children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(domain=JSON, it_spec=JSON, pref_spec=JSON)
+def test_validate_vm_answers_for_any_json(domain, it_spec, pref_spec):
+    source = InMemorySource([cit("fuzz-it", it_spec), cpref("fuzz-pref", pref_spec)], default_namespace=NS)
+    machine = vm("fuzz-it", "fuzz-pref")
+    machine["spec"]["template"]["spec"]["domain"] = domain
+    verdict = validate_vm(machine, source)
+    assert isinstance(verdict, Verdict)
+    assert verdict.allowed or (verdict.code in (400, 422) and verdict.message)
+
+
+@settings(max_examples=150, deadline=None)
+@given(spec=JSON, kind=st.sampled_from(["VirtualMachineInstancetype", "VirtualMachineClusterPreference"]))
+def test_admit_object_answers_for_any_json(spec, kind):
+    verdict = admit_object({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": {"name": "x"}, "spec": spec})
+    assert verdict.allowed or (verdict.code in (400, 422) and verdict.message)
