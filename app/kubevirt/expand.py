@@ -195,8 +195,9 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
     if invalid is not None:
         raise invalid
     if not has_references(vm):
-        printed = _copy_for_write(vm)
-        finish_expansion(printed)
+        with _data_errors():
+            printed = _copy_for_write(vm)
+            finish_expansion(printed)
         return printed
     with _data_errors():
         instancetype_spec, preference_spec = find_specs(vm, source)
