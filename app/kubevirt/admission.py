@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from app.kubevirt.causes import Cause, ExpandError, Verdict
+from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.apply import apply_to_template
 from app.kubevirt.defaults import set_vmi_spec_defaults
 from app.kubevirt.find import find_instancetype_spec, find_preference_spec
@@ -26,29 +26,15 @@ from app.kubevirt.objects import admit_object
 from app.kubevirt.preference.requirements import check_requirements
 from app.kubevirt.preference.validation import check_spread
 from app.kubevirt.quantity import QuantityError
+from app.kubevirt.rejection import MAX_CAUSES, error, reject
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from app.kubevirt.source import Source
 
 __all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "validate_vm"]
 
-MAX_CAUSES = 10
 MAX_WARNING_LENGTH = 120
 
 Spec = dict[str, Any]
-
-
-def reject(causes: list[Cause]) -> Verdict:
-    """A 422 rejection from causes, as upstream's ToAdmissionResponse builds it."""
-    kept = list(causes[:MAX_CAUSES])
-    message = ", ".join(cause.message for cause in kept)
-    if len(causes) > MAX_CAUSES:
-        message += f", and {len(causes) - MAX_CAUSES} more validation errors"
-    return Verdict(allowed=False, message=message, code=422, causes=kept)
-
-
-def error(message: str) -> Verdict:
-    """A 400 rejection from an error, as upstream's ToAdmissionResponseError builds it."""
-    return Verdict(allowed=False, message=message, code=400)
 
 
 def ignored_lookup_warning(noun: str, matcher: Mapping[str, Any], exc: ExpandError) -> str:

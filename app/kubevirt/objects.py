@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from app.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED, FIELD_VALUE_REQUIRED, Cause, Verdict
 from app.kubevirt.models import MODELS
+from app.kubevirt.rejection import error, reject
 from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, KINDS, PREFERENCE
 
 ADMITTED_OPERATIONS = ("CREATE", "UPDATE")
@@ -168,15 +169,15 @@ def admit_object(obj: Mapping[str, Any], operation: str = "CREATE") -> Verdict:
     if operation not in ADMITTED_OPERATIONS:
         return Verdict.allow()
     if not isinstance(obj, Mapping):
-        return Verdict(allowed=False, code=400, message="the object is not a JSON object")
+        return error("the object is not a JSON object")
     kind = obj.get("kind")
     if kind not in _RULES:
-        return Verdict(allowed=False, code=400, message=f"unsupported kind {kind!r}: expected one of {', '.join(KINDS)}")
+        return error(f"unsupported kind {kind!r}: expected one of {', '.join(KINDS)}")
     causes = schema_causes(obj)
     if causes:
-        return Verdict.deny(causes)
+        return reject(causes)
     semantic, warnings = _RULES[kind]
     causes = semantic(obj["spec"])
     if causes:
-        return Verdict.deny(causes)
+        return reject(causes)
     return Verdict.allow(warnings(obj["spec"]))
