@@ -85,6 +85,9 @@ def read_inputs(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[d
             if doc.get("kind") == VM_KIND:
                 vms.append(doc)
             elif is_reference_object(doc):
+                meta = doc.get("metadata")
+                if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+                    raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
                 objects.append(doc)
     if not vms:
         raise InputError(f"no document of kind {VM_KIND} in {', '.join(paths)}")

@@ -150,3 +150,18 @@ def test_diff_is_coloured_on_a_terminal():
     text = out.getvalue()
     assert f"{RED}-a: 1" in text and f"{GREEN}+a: 2" in text
     assert '"op": "replace"' in text
+
+
+def test_reference_object_without_a_name_is_unreadable_input(tmp_path):
+    path = tmp_path / "objs.yaml"
+    path.write_text(yaml.safe_dump(VM) + "---\nkind: VirtualMachineClusterInstancetype\nmetadata: oops\nspec: {}\n")
+    code, _, err = run_cli(["expand", "-f", str(path)])
+    assert code == 2 and "without metadata.name" in err
+
+
+def test_mis_typed_reference_spec_is_a_rejection_not_a_crash(tmp_path):
+    path = tmp_path / "objs.yaml"
+    broken = {"kind": "VirtualMachineClusterInstancetype", "metadata": {"name": "u1.medium"}, "spec": {"cpu": "x"}}
+    path.write_text(yaml.safe_dump(VM) + "---\n" + yaml.safe_dump(broken))
+    code, _, err = run_cli(["expand", "-f", str(path)])
+    assert code == 1 and "rejected (badRequest)" in err
