@@ -37,9 +37,29 @@ def hostdev_elements(conv: Conversion) -> list[Element]:
     elements = []
     for device in conv.devices.get("hostDevices") or []:
         elements.append(_hostdev(pool, device, "hostdevice", "host-devices"))
-    for gpu in conv.devices.get("gpus") or []:
-        elements.append(_hostdev(pool, gpu, "gpu", "GPU host-devices"))
-    return elements
+    gpus = conv.devices.get("gpus") or []
+    gpu_elements = [_hostdev(pool, gpu, "gpu", "GPU host-devices") for gpu in gpus]
+    _vgpu_display(gpus, gpu_elements)
+    return elements + gpu_elements
+
+
+def _vgpu_display(gpus: list[dict], elements: list[Element]) -> None:
+    """Mediated (vGPU) devices: display/ramfb from virtualGPUOptions, or on for the first one by default."""
+    explicit = any(((g.get("virtualGPUOptions") or {}).get("display")) is not None for g in gpus)
+    first_default = True
+    for gpu, element in zip(gpus, elements):
+        if element.get("type") != "mdev":
+            continue
+        display = (gpu.get("virtualGPUOptions") or {}).get("display")
+        if display is not None:
+            if display.get("enabled", True) is not False:
+                element.set("display", "on")
+                if (display.get("ramFB") or {}).get("enabled", True) is not False:
+                    element.set("ramfb", "on")
+        elif not explicit and first_default:
+            element.set("display", "on")
+            element.set("ramfb", "on")
+            first_default = False
 
 
 def _hostdev(pool: _AddressPool, device: dict, alias_prefix: str, what: str) -> Element:

@@ -425,3 +425,14 @@ def test_ignition_annotation_adds_fw_cfg_arguments():
     plain = etree.Element("domain")
     qemu_commandline(conversion(make_vmi()), plain)
     assert len(plain) == 0
+
+
+def test_vgpu_mdev_gets_display_and_ramfb_on_the_first_device():
+    vmi = make_vmi({"devices": {"gpus": [{"name": "a", "deviceName": "nvidia.com/GRID"},
+                                         {"name": "b", "deviceName": "nvidia.com/GRID"}]}})
+    ctx = LauncherContext(env={"MDEV_PCI_RESOURCE_NVIDIA_COM_GRID": "u-1,u-2"})
+    assert_xml(hostdev_elements(conversion(vmi, ctx)),
+               '<hostdev type="mdev" mode="subsystem" model="vfio-pci" display="on" ramfb="on">'
+               '<source><address uuid="u-1"/></source><alias name="ua-gpu-a"/></hostdev>'
+               '<hostdev type="mdev" mode="subsystem" model="vfio-pci">'
+               '<source><address uuid="u-2"/></source><alias name="ua-gpu-b"/></hostdev>')

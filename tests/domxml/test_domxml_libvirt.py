@@ -132,7 +132,7 @@ def test_every_generated_xml_validates(libvirt_check, tmp_path):
     assert set(deviations) == {"hostdev-source-address-type", "cpu-feature-without-policy"}
 
 
-def test_strict_validation_fails_only_for_the_known_quirks(libvirt_check, tmp_path):
+def test_strict_validation_needs_the_kubevirt_quirk_tolerance(libvirt_check, tmp_path):
     """Without the quirk tolerance the tool rejects our XML, as it rejects upstream's own golden file."""
     name, xml, _ = CORPUS[0]
     env_strict = {k: v for k, v in os.environ.items() if k != "LIBVIRT_CHECK_KUBEVIRT_QUIRKS"}
