@@ -49,6 +49,9 @@ REVIEW_SCHEMA: dict[str, Any] = {
                 "oldObject": {"type": "object"},
                 "dryRun": {"type": "boolean"},
             },
+            # CREATE and UPDATE carry the object (a 400 names it otherwise)
+            "if": {"properties": {"operation": {"enum": ["CREATE", "UPDATE"]}}},
+            "then": {"required": ["object"]},
         },
     },
 }
@@ -204,7 +207,9 @@ def create_app(hook: Webhook) -> FastAPI:
         return await answer(request, hook, "validate", validate)
 
     @app.post("/preview", response_class=Response, openapi_extra={
-        "requestBody": {"required": True, "content": {JSON: {"schema": {"type": "object"}}}}})
+        "requestBody": {"required": True, "content": {JSON: {"schema": {
+            "type": "object", "required": ["spec"], "properties": {"spec": {"type": "object"}}}}}},
+        "responses": {"400": {"description": "not a VirtualMachine"}, "413": {"description": "body too large"}}})
     async def preview_endpoint(request: Request, namespace: str | None = None) -> Response:
         try:
             body = await read_body(request, hook.max_body_bytes)
@@ -224,7 +229,7 @@ def create_app(hook: Webhook) -> FastAPI:
     async def healthz() -> Response:
         return Response(b'{"status":"ok"}', media_type=JSON)
 
-    @app.get("/readyz", response_class=Response)
+    @app.get("/readyz", response_class=Response, responses={503: {"description": "not ready, or draining"}})
     async def readyz() -> Response:
         if hook.is_ready():
             return Response(b'{"status":"ready"}', media_type=JSON)

@@ -95,7 +95,7 @@ def matchers(draw: st.DrawFn, preference: bool) -> Any:
         matcher.update(draw(st.dictionaries(st.text(max_size=10), json_values, max_size=3)))
     elif shape == "types":
         key = draw(st.sampled_from(["name", "kind", "revisionName", "inferFromVolume"]))
-        matcher[key] = draw(st.one_of(st.integers(), st.booleans(), st.lists(scalars, max_size=2),
+        matcher[key] = draw(st.one_of(st.integers(-(2**63), 2**64 - 1), st.booleans(), st.lists(scalars, max_size=2),
                                       st.dictionaries(st.text(max_size=5), scalars, max_size=2), st.none()))
     return matcher
 
