@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.apply import apply_to_template
+from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.defaults import set_vmi_spec_defaults
 from app.kubevirt.find import find_instancetype_spec, find_preference_spec
 from app.kubevirt.jsondata import clone_tree
