@@ -78,7 +78,7 @@ def _hostdev(pool: _AddressPool, device: dict, alias_prefix: str, what: str) -> 
     if mdev is not None:
         element = new("hostdev", {"type": "mdev", "mode": "subsystem", "model": "vfio-pci"})
         source = sub(element, "source")
-        sub(source, "address", {"uuid": mdev})
+        sub(source, "address", {"type": "", "bus": "", "uuid": mdev})  # Go writes the empty type/bus attributes
         sub(element, "alias", {"name": alias})
         return element
     raise DomainError(f"failed to create {what}: no device of resource {resource} is allocated to the pod for {name}")

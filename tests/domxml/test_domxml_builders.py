@@ -433,6 +433,6 @@ def test_vgpu_mdev_gets_display_and_ramfb_on_the_first_device():
     ctx = LauncherContext(env={"MDEV_PCI_RESOURCE_NVIDIA_COM_GRID": "u-1,u-2"})
     assert_xml(hostdev_elements(conversion(vmi, ctx)),
                '<hostdev type="mdev" mode="subsystem" model="vfio-pci" display="on" ramfb="on">'
-               '<source><address uuid="u-1"/></source><alias name="ua-gpu-a"/></hostdev>'
+               '<source><address type="" bus="" uuid="u-1"/></source><alias name="ua-gpu-a"/></hostdev>'
                '<hostdev type="mdev" mode="subsystem" model="vfio-pci">'
-               '<source><address uuid="u-2"/></source><alias name="ua-gpu-b"/></hostdev>')
+               '<source><address type="" bus="" uuid="u-2"/></source><alias name="ua-gpu-b"/></hostdev>')
