@@ -81,3 +81,27 @@ def test_readyz_waits_for_the_first_sync(tmp_path: Path):
             assert client.get("/readyz").status_code == 200
     finally:
         fake.stop()
+
+
+def test_review_deadline_when_a_lookup_hangs(tmp_path: Path):
+    fake = FakeAPIServer()
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    env = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "5"}
+    try:
+        for action, allowed in (("deny", False), ("allow", True)):
+            with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expand", "--review-deadline", "0.5",
+                       "--deadline-action", action, env=env) as server, server.client() as client:
+                deadline = time.monotonic() + 10
+                while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                fake.hang_gets = 3  # a cache miss now waits on the API server
+                started = time.monotonic()
+                resp = _post(client, review(VM))
+                assert time.monotonic() - started < 2.5
+                assert resp["allowed"] is allowed and "patch" not in resp
+                text = resp["warnings"][0] if allowed else resp["status"]["message"]
+                assert "0.5s deadline" in text
+                fake.hang_gets = 0
+    finally:
+        fake.stop()
