@@ -104,13 +104,19 @@ def _error(status: int, message: str, field: str = "") -> Response:
 
 def _late(review: rv.Review, hook: Webhook, kind: str) -> Outcome:
     message = f"review not answered within the {hook.deadline:g}s deadline (a reference lookup is slow)"
+    return _unanswered(review, hook, kind, message)
+
+
+def _unanswered(review: rv.Review, hook: Webhook, kind: str, message: str) -> Outcome:
+    """A live lookup hung or failed: --deadline-action decides (deny with the reason, or allow with it
+    as a warning)."""
     if hook.deadline_action == "allow":
         return Outcome(True, rv.response(review, Verdict.allow([message])), kind, "deadline")
     return Outcome(False, rv.response(review, rv.deny(message, 504)), kind, "deadline")
 
 
 def _crashed(review: rv.Review, kind: str, exc: BaseException) -> Outcome:
-    message = getattr(exc, "admission_message", None) or f"internal error while reviewing: {type(exc).__name__}"
+    message = f"internal error while reviewing: {type(exc).__name__}"
     return Outcome(False, rv.response(review, rv.deny(message, 500)), kind, "error")
 
 
@@ -137,9 +143,15 @@ async def answer(request: Request, hook: Webhook, endpoint: str, handler: Handle
             metrics.error(endpoint, "deadline")
             outcome = _late(review, hook, kind)
         except Exception as exc:  # a bug must still answer the API server, with a reason
-            log.exception("review %s failed", review["request"]["uid"])
-            metrics.error(endpoint, "exception")
-            outcome = _crashed(review, kind, exc)
+            unavailable = getattr(exc, "admission_message", None)  # the live source could not answer
+            if unavailable:
+                log.warning("review %s: %s", review["request"]["uid"], unavailable)
+                metrics.error(endpoint, "unavailable")
+                outcome = _unanswered(review, hook, kind, unavailable)
+            else:
+                log.exception("review %s failed", review["request"]["uid"])
+                metrics.error(endpoint, "exception")
+                outcome = _crashed(review, kind, exc)
         seconds = time.perf_counter() - start
         metrics.observe(endpoint, review["request"]["operation"], kind, outcome.outcome, seconds)
         log_review(review_line(endpoint, parsed, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
