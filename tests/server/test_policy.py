@@ -1,0 +1,61 @@
+"""app.server.policy: which policy applies and whether a review flattens (spec 4.5), pure functions."""
+from __future__ import annotations
+
+import json
+
+from app.kubevirt.source import InMemorySource
+from app.server.policy import POLICY_KEY, captured_revision, decide, provenance, with_annotation
+
+VM = {"metadata": {"name": "v", "namespace": "ns"}, "spec": {"instancetype": {"name": "u1.small"}, "template": {}}}
+CAPTURED = {"status": {"instancetypeRef": {"controllerRevisionRef": {"name": "v-u1.small-rev"}}}}
+
+
+def labels(mapping):
+    return lambda ns: mapping.get(ns)
+
+
+def test_server_policy_and_operation():
+    assert not decide("reference", "CREATE", VM, None, "ns").expand
+    assert decide("expand", "CREATE", VM, None, "ns").expand
+    assert decide("expand", "UPDATE", VM, {}, "ns").expand
+    assert not decide("expand", "UPDATE", VM, CAPTURED, "ns").expand
+    assert decide("expandAll", "UPDATE", VM, CAPTURED, "ns").expand
+    no_matcher = {"metadata": {}, "spec": {"template": {}}}
+    assert not decide("expandAll", "CREATE", no_matcher, None, "ns").expand
+
+
+def test_captured_revision_reads_either_ref():
+    assert captured_revision(CAPTURED) == "v-u1.small-rev"
+    assert captured_revision({"status": {"preferenceRef": {"controllerRevisionRef": {"name": "p"}}}}) == "p"
+    assert captured_revision({"status": {"preferenceRef": {"controllerRevisionRef": {"name": ""}}}}) is None
+    assert captured_revision(None) is None
+    assert captured_revision({"status": "garbage"}) is None
+
+
+def test_overrides_most_specific_wins():
+    ns = labels({"opt-in": {POLICY_KEY: "expand"}, "bad": {POLICY_KEY: "always"}})
+    d = decide("reference", "CREATE", VM, None, "opt-in", ns)
+    assert d.expand and d.origin == "namespace"
+    vm = {**VM, "metadata": {**VM["metadata"], "annotations": {POLICY_KEY: "reference"}}}
+    d = decide("expand", "CREATE", vm, None, "opt-in", ns)
+    assert not d.expand and d.origin == "annotation"
+    d = decide("expand", "CREATE", VM, None, "bad", ns)
+    assert d.expand and d.origin == "server" and "not a policy" in d.warnings[0]
+
+
+def test_provenance_records_uid_generation_or_revision():
+    source = InMemorySource([{"kind": "VirtualMachineClusterInstancetype",
+                              "metadata": {"name": "u1.small", "uid": "abc", "generation": 3}}])
+    assert json.loads(provenance(VM, "ns", source)) == {"instancetype": {
+        "kind": "VirtualMachineClusterInstancetype", "name": "u1.small", "uid": "abc", "generation": 3}}
+    pinned = {"spec": {"preference": {"name": "fedora", "kind": "virtualmachinepreferences", "revisionName": "r1"}}}
+    assert json.loads(provenance(pinned, "ns", source)) == {"preference": {
+        "kind": "VirtualMachinePreference", "name": "fedora", "revision": "r1"}}
+
+
+def test_with_annotation_shares_everything_else():
+    flat = {"metadata": {"name": "v", "annotations": {"a": "1"}}, "spec": {"x": 1}}
+    out = with_annotation(flat, "k/v", "2")
+    assert out["metadata"]["annotations"] == {"a": "1", "k/v": "2"}
+    assert flat["metadata"]["annotations"] == {"a": "1"}  # the input is not modified
+    assert out["spec"] is flat["spec"]
