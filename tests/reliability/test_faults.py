@@ -1,0 +1,203 @@
+"""Faults, end to end: the real server (`serve --kubeconfig`, uvicorn, TLS) on the fake Kubernetes API
+server of tests/sources, which speaks the real list/watch protocol.
+
+- watch connections drop: cached objects keep answering, the watch resumes, later changes arrive;
+- the API server restarts with a new resourceVersion history: the watch gets 410 Gone and relists;
+- the API server is unreachable for a period (RELIABILITY_OUTAGE_SECONDS; 3 s in CI, 60 s in the
+  long mode): cached objects keep answering correctly, a cache miss is answered within the deadline
+  with a clear reason, /readyz stays true (the cache answers), and the cache resyncs afterwards;
+- a live lookup that hangs: answered within --review-deadline, as --deadline-action says;
+- SIGTERM: /readyz goes false first, in-flight requests are drained, then the process exits.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import httpx
+import jsonpatch
+import orjson
+import pytest
+
+from tests.reliability.conftest import LONG
+from tests.reliability.strategies import base_vm, review
+from tests.server.harness import Server, serve
+from tests.sources.fake_apiserver import GROUP_PATH, FakeAPIServer
+
+OUTAGE = float(os.environ.get("RELIABILITY_OUTAGE_SECONDS", "60" if LONG else "3"))
+LIST_PATH = "GET " + GROUP_PATH + "/virtualmachineclusterinstancetypes"
+FAST_LOOKUPS = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "1", "INSTANCETYPE_WEBHOOK_REVIEW_DEADLINE": "3"}
+
+
+def instancetype(name: str, cpus: int) -> dict[str, Any]:
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+            "metadata": {"name": name}, "spec": {"cpu": {"guest": cpus}, "memory": {"guest": "1Gi"}}}
+
+
+def vm_for(name: str) -> dict[str, Any]:
+    vm = base_vm("vm-" + name)
+    vm["spec"]["instancetype"] = {"name": name}
+    return vm
+
+
+def eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not within {timeout:g}s")
+
+
+def sockets(client: httpx.Client, name: str) -> int | str:
+    """The CPU sockets the webhook flattens `name` into, or the denial message."""
+    vm = vm_for(name)
+    start = time.monotonic()
+    resp = client.post("/mutate", content=orjson.dumps(review(vm)))
+    assert time.monotonic() - start < 4, "answer took longer than the review deadline"
+    assert resp.status_code == 200, resp.text
+    answer = resp.json()["response"]
+    if not answer["allowed"]:
+        return answer["status"]["message"]
+    flat = jsonpatch.apply_patch(vm, json.loads(base64.b64decode(answer["patch"])), in_place=False)
+    return flat["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"]
+
+
+def ready(client: httpx.Client) -> bool:
+    return client.get("/readyz").status_code == 200
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAPIServer]:
+    api = FakeAPIServer()
+    api.add(instancetype("small", 2))
+    yield api
+    api.stop()
+
+
+def _serve_on(tmp: Path, api: FakeAPIServer, *args: str, env: dict[str, str] | None = None):
+    config = tmp / "kubeconfig"
+    config.write_text(api.kubeconfig())
+    return serve(tmp, "--kubeconfig", str(config), "--policy", "expand", *args, env={**FAST_LOOKUPS, **(env or {})})
+
+
+@pytest.fixture
+def cluster_server(tmp_path: Path, fake: FakeAPIServer) -> Iterator[tuple[Server, httpx.Client]]:
+    with _serve_on(tmp_path, fake) as server, server.client() as client:
+        eventually(lambda: ready(client), 15, "first sync")
+        yield server, client
+
+
+def test_watch_drop_keeps_answering_and_resumes(fake: FakeAPIServer, cluster_server):
+    _, client = cluster_server
+    assert sockets(client, "small") == 2
+    lists = fake.count(LIST_PATH)
+    for _ in range(3):
+        fake.drop_watches()
+        assert sockets(client, "small") == 2 and ready(client)
+    fake.add(instancetype("small", 4))  # arrives through the resumed watch
+    eventually(lambda: sockets(client, "small") == 4, 10, "change after the watch drops")
+    assert fake.count(LIST_PATH) == lists, "a dropped watch resumes from its resourceVersion, no relist"
+
+
+def test_restart_with_new_history_relists(tmp_path: Path, fake: FakeAPIServer, cluster_server):
+    _, client = cluster_server
+    assert sockets(client, "small") == 2
+    port = fake.port
+    fake.stop()
+    assert sockets(client, "small") == 2 and ready(client)  # the cache answers while it is down
+    restarted = FakeAPIServer(port=port, start_rv=50_000)  # a new resourceVersion history (e.g. a restore)
+    try:
+        restarted.add(instancetype("small", 6))
+        restarted.add(instancetype("large", 8))
+        restarted.compact()  # the old watch position is unknown to the new history: 410 Gone
+        eventually(lambda: restarted.count(LIST_PATH) >= 1, 15, "relist after 410 Gone")
+        eventually(lambda: sockets(client, "small") == 6, 10, "relisted object")
+        assert sockets(client, "large") == 8 and ready(client)
+    finally:
+        restarted.stop()
+
+
+def test_unreachable_period_cache_answers_then_resyncs(fake: FakeAPIServer, cluster_server):
+    server, client = cluster_server
+    assert sockets(client, "small") == 2
+    fake.stop()
+    end = time.monotonic() + OUTAGE
+    misses = answered = 0
+    while time.monotonic() < end:
+        assert sockets(client, "small") == 2  # cached: still correct
+        assert ready(client), "/readyz: the cache answers, so the webhook is ready"
+        if misses < 3:  # a cache miss cannot be looked up: a clear denial within the deadline
+            message = sockets(client, "unknown-" + str(misses))
+            assert isinstance(message, str) and "lookup failed" in message, message
+            misses += 1
+        answered += 1
+        time.sleep(0.2)
+    fake.add(instancetype("small", 3), notify=False)  # changed while nobody watched
+    fake.start()
+    # backoff grows while the server is down (capped at 30 s), so resync may take that long
+    eventually(lambda: sockets(client, "small") == 3, min(OUTAGE, 30) + 10, "resync after the outage")
+    assert answered >= OUTAGE / 2 and server.proc.poll() is None
+
+
+@pytest.mark.parametrize("action", ["deny", "allow"])
+def test_hanging_lookup_answered_within_the_deadline(tmp_path: Path, fake: FakeAPIServer, action: str):
+    """The live GET hangs longer than the review deadline: the answer comes at the deadline."""
+    env = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "20", "INSTANCETYPE_WEBHOOK_REVIEW_DEADLINE": "1"}
+    with _serve_on(tmp_path, fake, "--deadline-action", action, env=env) as server, server.client() as client:
+        eventually(lambda: ready(client), 15, "first sync")
+        fake.hang_gets = 5
+        start = time.monotonic()
+        resp = client.post("/mutate", content=orjson.dumps(review(vm_for("not-cached"))))
+        took = time.monotonic() - start
+        fake.hang_gets = 0
+        answer = resp.json()["response"]
+        assert resp.status_code == 200 and 0.9 < took < 2.5, took
+        assert answer["allowed"] is (action == "allow")
+        text = (answer.get("warnings") or [""])[0] if action == "allow" else answer["status"]["message"]
+        assert "deadline" in text and len(text) <= 120, answer
+        assert sockets(client, "small") == 2, "the worker is free for the next review"
+
+
+def test_failed_lookup_follows_the_deadline_action(tmp_path: Path, fake: FakeAPIServer):
+    """A live GET that times out (lookup timeout below the deadline) is answered the same way."""
+    with _serve_on(tmp_path, fake, "--deadline-action", "allow") as server, server.client() as client:
+        eventually(lambda: ready(client), 15, "first sync")
+        fake.hang_gets = 3
+        answer = client.post("/mutate", content=orjson.dumps(review(vm_for("not-cached")))).json()["response"]
+        fake.hang_gets = 0
+        assert answer["allowed"] and "patch" not in answer
+        assert any("lookup failed" in w for w in answer["warnings"]), answer
+
+
+def test_sigterm_drains_in_flight_requests_after_readyz_goes_false(tmp_path: Path, fake: FakeAPIServer):
+    env = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "6", "INSTANCETYPE_WEBHOOK_REVIEW_DEADLINE": "8"}
+    with _serve_on(tmp_path, fake, "--shutdown-delay", "1.5", env=env) as server, server.client() as client:
+        eventually(lambda: ready(client), 15, "first sync")
+        fake.add(instancetype("slow", 5), notify=False)  # only a (slow) live GET finds it
+        fake.hang_gets = 2.5
+        result: dict[str, Any] = {}
+
+        def in_flight() -> None:
+            with server.client() as own:
+                result["sockets"] = sockets(own, "slow")
+
+        worker = threading.Thread(target=in_flight)
+        worker.start()
+        time.sleep(0.5)  # the review is now waiting on the live GET
+        server.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        with server.client() as fresh:
+            resp = fresh.get("/readyz")
+        assert resp.status_code == 503 and resp.json()["reason"] == "draining", resp.text
+        worker.join(15)
+        assert result.get("sockets") == 5, result  # the in-flight review was answered in full
+        # uvicorn re-raises the captured SIGTERM once it has shut down cleanly
+        assert server.proc.wait(15) in (0, -signal.SIGTERM)
+        assert "Traceback" not in server.logs()
