@@ -8,7 +8,7 @@ from the VMI.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 GIB = 2**30
@@ -82,8 +82,6 @@ class LauncherContext:
     def with_env(self, env: Mapping[str, str] | None) -> "LauncherContext":
         if not env:
             return self
-        from dataclasses import replace
-
         return replace(self, env={**self.env, **env})
 
 

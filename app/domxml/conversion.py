@@ -1,7 +1,7 @@
 """What the builders share: the defaulted VMI, the launcher context and values derived once from both."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from app.domxml.context import LauncherContext
@@ -12,7 +12,6 @@ from app.domxml.quantity import quantity_bytes, quantity_value
 class Conversion:
     vmi: dict
     ctx: LauncherContext
-    notes: dict = field(default_factory=dict)
 
     @property
     def meta(self) -> dict:

@@ -17,7 +17,7 @@ from app.domxml.errors import DomainError
 from app.domxml.features import features_element
 from app.domxml.hostdevices import hostdev_elements
 from app.domxml.interfaces import interface_elements
-from app.domxml.iothreads import iothreads_element, plan_iothreads
+from app.domxml.iothreads import IOThreadPlan, iothreads_element, plan_iothreads
 from app.domxml.launchsecurity import launch_security_element
 from app.domxml.memory import memory_backing, memory_elements
 from app.domxml.os import os_element
@@ -90,7 +90,7 @@ def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
     return root
 
 
-def _devices(conv: Conversion, plan) -> Element:
+def _devices(conv: Conversion, plan: IOThreadPlan) -> Element:
     devices = etree.Element("devices")
     for group in (
         interface_elements(conv), channel_elements(conv), hostdev_elements(conv), panic_elements(conv),

@@ -1,7 +1,7 @@
 """IOThreads: how many (<iothreads>) and which one each virtio disk uses (shared pool, dedicated, supplemental)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.domxml.conversion import Conversion
 from app.domxml.elements import Element, new
@@ -16,7 +16,6 @@ class IOThreadPlan:
     supplemental: int = 0
     _next_auto: int = 1
     _next_dedicated: int = 1
-    _assigned: dict = field(default_factory=dict)
 
     def thread_for(self, disk: dict, bus: str) -> int | None:
         """The iothread of a disk (assigned in disk order, virtio disks only)."""

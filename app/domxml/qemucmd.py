@@ -1,6 +1,8 @@
 """<qemu:commandline>: the Ignition config passed through fw_cfg when the VMI has the ignition annotation."""
 from __future__ import annotations
 
+from lxml import etree
+
 from app.domxml.conversion import Conversion
 from app.domxml.elements import Element
 
@@ -14,8 +16,6 @@ def qemu_commandline(conv: Conversion, root: Element) -> None:
     data = conv.annotations.get(IGNITION_ANNOTATION) or ""
     if "ignition" not in data:
         return
-    from lxml import etree
-
     cmdline = etree.SubElement(root, f"{{{QEMU_NS}}}commandline")
     path = f"{IGNITION_DIR}/{conv.namespace}/{conv.name}/{IGNITION_FILE}"
     for value in ("-fw_cfg", f"name=opt/com.coreos/config,file={path}"):
