@@ -13,7 +13,7 @@ def launch_security_element(conv: Conversion) -> Element | None:
     security = conv.launch_security
     if security is None:
         return None
-    if security.get("snp") is not None:
+    if security.get("sev") is None and security.get("snp") is not None:
         element = new("launchSecurity", {"type": "sev-snp"})
         sub(element, "policy", text=hex(SNP_POLICY_DEFAULT))
         return element
@@ -23,7 +23,7 @@ def launch_security_element(conv: Conversion) -> Element | None:
         if (sev.get("policy") or {}).get("encryptedState"):
             bits |= SEV_POLICY_ENCRYPTED_STATE
         element = new("launchSecurity", {"type": "sev"})
-        sub(element, "policy", text=f"0x{bits:04x}")
+        sub(element, "policy", text=f"0x{bits:x}")
         if sev.get("dhCert"):
             sub(element, "dhCert", text=sev["dhCert"])
         if sev.get("session"):

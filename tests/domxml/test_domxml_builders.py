@@ -408,7 +408,7 @@ def test_numa_passthrough_requires_hugepages():
 
 def test_launch_security_sev_policy():
     conv = conversion(make_vmi({"launchSecurity": {"sev": {"policy": {"encryptedState": True}}}}))
-    assert_xml(launch_security_element(conv), '<launchSecurity type="sev"><policy>0x0005</policy></launchSecurity>')
+    assert_xml(launch_security_element(conv), '<launchSecurity type="sev"><policy>0x5</policy></launchSecurity>')
     assert launch_security_element(conversion(make_vmi())) is None
 
 
