@@ -26,13 +26,20 @@ class JSONFormatter(logging.Formatter):
         return orjson.dumps(line).decode()
 
 
+_sink: Any = None  # a binary stream review lines go to directly (set by configure), or None
+
+
 def configure(level: str = "info") -> None:
+    global _sink
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(JSONFormatter())
     root = logging.getLogger("instancetype_webhook")
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     root.propagate = False
+    # Review lines skip the logging machinery (record, handler lock, formatter: ~15 us a review):
+    # one orjson line written straight to stdout, flushed as the handler would.
+    _sink = getattr(sys.stdout, "buffer", None) if log.isEnabledFor(logging.INFO) else None
 
 
 def review_line(endpoint: str, request: dict[str, Any] | None, allowed: bool | None, patch_ops: int,
@@ -57,5 +64,10 @@ def review_line(endpoint: str, request: dict[str, Any] | None, allowed: bool | N
 
 
 def log_review(line: dict[str, Any]) -> None:
-    if log.isEnabledFor(logging.INFO):
+    sink = _sink
+    if sink is not None:
+        sys.stdout.flush()  # keep order with lines written through logging
+        sink.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+        sink.flush()
+    elif log.isEnabledFor(logging.INFO):
         log.info(line)

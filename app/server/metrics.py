@@ -20,12 +20,18 @@ class Metrics:
         self.errors = Counter(
             "instancetype_webhook_errors", "Requests that could not be answered normally",
             ("endpoint", "reason"), registry=self.registry)
+        self._children: dict[tuple[str, str, str, str], tuple] = {}
         self.tls_reloads = Counter(
             "instancetype_webhook_tls_reloads", "Certificate reloads", registry=self.registry)
 
     def observe(self, endpoint: str, operation: str, kind: str, outcome: str, seconds: float) -> None:
-        self.requests.labels(endpoint, operation, kind, outcome).inc()
-        self.latency.labels(endpoint).observe(seconds)
+        # The labelled children are cached: labels() takes a lock and builds a key on every call.
+        key = (endpoint, operation, kind, outcome)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (self.requests.labels(*key), self.latency.labels(endpoint))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def error(self, endpoint: str, reason: str) -> None:
         self.errors.labels(endpoint, reason).inc()
