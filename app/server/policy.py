@@ -52,7 +52,7 @@ class Decision:
 
 
 def has_matcher(spec: dict[str, Any]) -> bool:
-    return bool(spec.get("instancetype") or spec.get("preference"))
+    return spec.get("instancetype") is not None or spec.get("preference") is not None
 
 
 def _dict(value: Any) -> dict[str, Any]:
