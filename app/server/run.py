@@ -68,8 +68,12 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
     if settings.kubeconfig or settings.in_cluster:
         from app.sources.cluster import ClusterSource
 
-        source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
-                                           lookup_timeout=settings.lookup_timeout)
+        try:
+            source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
+                                               lookup_timeout=settings.lookup_timeout)
+        except Exception as exc:  # ConfigException, unreadable or malformed files
+            where = "in-cluster configuration" if settings.in_cluster else f"kubeconfig {settings.kubeconfig}"
+            raise ServeError(f"cannot load the {where}: {exc}") from exc
         source.start()
         where = f"cluster ({settings.kubeconfig or 'in-cluster'})"
         return source, lambda: source.synced, True, source.namespace_labels, where
