@@ -50,6 +50,7 @@ class ServerSettings(BaseSettings):
     cluster_architecture: str = "amd64"
     cluster_machine_type: str = "q35"
     cluster_network_binding: str = "bridge"
+    cluster_permit_bridge_on_pod_network: bool = True
     cluster_eviction_strategy: str = "None"
     cluster_cpu_request: str = "100m"
     cluster_memory_overcommit: int = 100
@@ -64,6 +65,7 @@ class ServerSettings(BaseSettings):
             architecture=self.cluster_architecture,
             machine_type=self.cluster_machine_type,
             default_network_binding=self.cluster_network_binding,
+            permit_bridge_on_pod_network=self.cluster_permit_bridge_on_pod_network,
             eviction_strategy=self.cluster_eviction_strategy,
             cpu_request=self.cluster_cpu_request,
             memory_overcommit=self.cluster_memory_overcommit,
