@@ -141,8 +141,11 @@ def test_unreachable_period_cache_answers_then_resyncs(fake: FakeAPIServer, clus
         time.sleep(0.2)
     fake.add(instancetype("small", 3), notify=False)  # changed while nobody watched
     fake.start()
+    back = time.monotonic()
     # backoff grows while the server is down (capped at 30 s), so resync may take that long
     eventually(lambda: sockets(client, "small") == 3, min(OUTAGE, 30) + 10, "resync after the outage")
+    print(f"\noutage {OUTAGE:g}s: {answered} rounds answered from the cache; resynced "
+          f"{time.monotonic() - back:.1f}s after the API server came back")
     assert answered >= OUTAGE / 2 and server.proc.poll() is None
 
 
