@@ -161,7 +161,7 @@ def test_hanging_lookup_answered_within_the_deadline(tmp_path: Path, fake: FakeA
         took = time.monotonic() - start
         fake.hang_gets = 0
         answer = resp.json()["response"]
-        assert resp.status_code == 200 and 0.9 < took < 2.5, took
+        assert resp.status_code == 200 and 0.9 < took < 4, took  # deadline 1 s; the GET hangs 5 s
         assert answer["allowed"] is (action == "allow")
         text = (answer.get("warnings") or [""])[0] if action == "allow" else answer["status"]["message"]
         assert "deadline" in text and len(text) <= 120, answer
