@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
 from review import write_review  # noqa: E402
 from servers import HOST, Server, free_port  # noqa: E402

@@ -10,15 +10,19 @@ Run: python bench/plain_server.py --port 18081 [--policy expand] [--catalog DIR]
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import uvicorn
 
-from app.server.app import Webhook, create_app
-from app.server.context import ReviewContext
-from app.server.logs import configure
-from app.server.metrics import Metrics
-from app.server.run import build_source
-from app.server.settings import ServerSettings
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repo root, for `app`
+
+from app.server.app import Webhook, create_app  # noqa: E402
+from app.server.context import ReviewContext  # noqa: E402
+from app.server.logs import configure  # noqa: E402
+from app.server.metrics import Metrics  # noqa: E402
+from app.server.run import build_source  # noqa: E402
+from app.server.settings import ServerSettings  # noqa: E402
 
 
 def build_app(settings: ServerSettings):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
 import memory  # noqa: E402
 import report  # noqa: E402

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
 from review import admission_review, typical_vm  # noqa: E402
 
