@@ -124,10 +124,16 @@ def malformed_vms(draw: st.DrawFn) -> Any:
     """VMs with malformed matchers, fields of the wrong type, or random values at random places."""
     vm = base_vm(draw(st.text(min_size=1, max_size=20)))
     spec = vm["spec"]
-    if draw(st.booleans()):
-        spec["instancetype"] = draw(matchers(False))
-    if draw(st.booleans()):
-        spec["preference"] = draw(matchers(True))
+    its, prefs = _names()
+    if draw(st.booleans()):  # half of them reference real catalogue objects: they get flattened
+        spec["instancetype"] = {"name": draw(its)}
+        if draw(st.booleans()):
+            spec["preference"] = {"name": draw(prefs)}
+    else:
+        if draw(st.booleans()):
+            spec["instancetype"] = draw(matchers(False))
+        if draw(st.booleans()):
+            spec["preference"] = draw(matchers(True))
     for _ in range(draw(st.integers(0, 3))):
         _poke(vm, draw(st.sampled_from(POKE_PATHS)), draw(json_values))
     return vm
@@ -192,9 +198,9 @@ GVKS = [
 @st.composite
 def valid_reviews(draw: st.DrawFn) -> dict[str, Any]:
     """Reviews the API server could send: any operation, VM or not, good or malformed VM."""
-    obj = draw(st.one_of(malformed_vms(), other_objects))
-    group, version, kind = draw(st.sampled_from(GVKS))
-    operation = draw(st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT"]))
+    obj = draw(st.one_of(malformed_vms(), malformed_vms(), other_objects))
+    group, version, kind = draw(st.one_of(st.just(GVKS[0]), st.sampled_from(GVKS)))  # VMs most often
+    operation = draw(st.sampled_from(["CREATE", "CREATE", "UPDATE", "UPDATE", "DELETE", "CONNECT"]))
     old = draw(st.one_of(st.none(), malformed_vms())) if operation in ("UPDATE", "DELETE") else None
     return review(obj, operation, old, group, kind, version, draw(st.booleans()))
 
@@ -229,7 +235,7 @@ def broken_reviews(draw: st.DrawFn) -> Any:
 
 
 def reviews() -> st.SearchStrategy[Any]:
-    return st.one_of(valid_reviews(), broken_reviews())
+    return st.one_of(valid_reviews(), valid_reviews(), broken_reviews())
 
 
 # ---------------------------------------------------------------- raw bodies

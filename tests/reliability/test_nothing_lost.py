@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 
 from app.kubevirt.causes import ExpandError
+from app.kubevirt.expand import find_specs
 from app.kubevirt.source import InMemorySource
 from app.patch import make_patch
 from app.server.context import ReviewContext
@@ -27,7 +28,7 @@ from app.sources.catalog import load_catalog
 from tests.conftest import conformance_cases
 from tests.reliability import strategies as S
 from tests.reliability.conftest import fuzz_settings
-from tests.reliability.survival import check, strict
+from tests.reliability.survival import check, overwritten_by, strict
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences")
 CATALOG = ReviewContext(source=load_catalog(), policy="expand")
@@ -49,7 +50,7 @@ def _problems(vm: dict, ctx: ReviewContext) -> list[str] | None:
     except ExpandError:
         return None
     assert strict(received) == strict(orjson.loads(raw)), "expansion wrote into the received VM"
-    return check(raw, make_patch(received, flat), flat)
+    return check(raw, make_patch(received, flat), flat, overwritten_by(*find_specs(received, ctx.source)))
 
 
 def test_every_corpus_vm_loses_nothing():
