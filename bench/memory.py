@@ -1,7 +1,7 @@
 """Memory and start-up check of the shipped server process.
 
-1. `serve` with the bundled catalogue: seconds from spawn to the first 200 on /readyz, and RSS
-   when ready and after a burst of /mutate requests.
+1. `serve` with the bundled catalogue, started 3 times (the median start is kept): seconds from
+   spawn to the first 200 on /readyz, and RSS when ready and after a burst of /mutate requests.
 2. `serve --catalog DIR` where DIR holds the bundled catalogue plus N generated instance types
    and preferences (10,000 by default, a quarter of each of the four kinds, the namespaced ones
    spread over 50 namespaces), modelled on the bundled objects: the same figures.
@@ -111,13 +111,23 @@ def measure_server(name: str, argv: list[str], port: int, body: bytes, logs: Pat
         }
 
 
+def bundled_starts(workdir: Path, tls: Tls, body: bytes, cpus: set[int] | None, requests: int,
+                   starts: int) -> dict[str, Any]:
+    """The bundled-catalogue check, started `starts` times: the run with the median ready time stands."""
+    runs = []
+    for _ in range(starts):
+        port = free_port()
+        runs.append(measure_server("memory-bundled", serve_argv(port, tls), port, body, workdir, cpus, requests))
+    chosen = dict(sorted(runs, key=lambda r: r["ready_s"])[len(runs) // 2])
+    chosen["ready_s_samples"] = [r["ready_s"] for r in runs]
+    return chosen
+
+
 def measure(workdir: Path, tls: Tls, objects: int, cpus: set[int] | None = None,
-            requests: int = BURST) -> dict[str, Any]:
+            requests: int = BURST, starts: int = 3) -> dict[str, Any]:
     """Both checks; `workdir` receives the generated catalogue, the review body and the logs."""
     body = write_review(workdir / "review.json")
-    results: dict[str, Any] = {}
-    port = free_port()
-    results["bundled"] = measure_server("memory-bundled", serve_argv(port, tls), port, body, workdir, cpus, requests)
+    results: dict[str, Any] = {"bundled": bundled_starts(workdir, tls, body, cpus, requests, starts)}
     total = generate_catalog(workdir / "catalog", objects)
     port = free_port()
     big = measure_server("memory-generated", serve_argv(port, tls, workdir / "catalog"), port, body, workdir,

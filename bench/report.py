@@ -23,6 +23,10 @@ def add_ratios(runs: list[dict[str, Any]]) -> None:
         floor = floors.get((run["transport"], run["concurrency"]))
         if floor and "requests_per_s" in run and floor["requests_per_s"] > 0:
             run["ratio_to_floor"] = round(run["requests_per_s"] / floor["requests_per_s"], 3)
+        # The same ratio from CPU time per request: what req/s would give if both had a whole core.
+        mine, base = run.get("server_cpu_us_per_request"), (floor or {}).get("server_cpu_us_per_request")
+        if mine and base:
+            run["cpu_ratio_to_floor"] = round(base / mine, 3)
 
 
 def _find(runs: list[dict[str, Any]], target: str) -> dict[str, Any] | None:
@@ -59,7 +63,7 @@ def _fmt(value: Any, spec: str) -> str:
 
 
 def table(runs: list[dict[str, Any]]) -> str:
-    lines = [f"{'transport':<9} {'conc':>4} {'target':<9} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ours/floor':>10} {'errors':>6} {'cpu us/req':>10} {'cpu srv/wrk':>11}"]
+    lines = [f"{'transport':<9} {'conc':>4} {'target':<9} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ours/floor':>10} {'errors':>6} {'cpu us/req':>10} {'cpu ratio':>9} {'cpu srv/wrk':>11}"]
     for run in runs:
         lat = run.get("latency_ms") or {}
         lines.append(
@@ -67,6 +71,7 @@ def table(runs: list[dict[str, Any]]) -> str:
             f"{_fmt(lat.get('p50'), '7.2f')} {_fmt(lat.get('p99'), '7.2f')} "
             f"{_fmt(run.get('ratio_to_floor') if run['target'] != 'floor' else None, '10.2f')} "
             f"{_fmt(run.get('error_count'), '6d')} {_fmt(run.get('server_cpu_us_per_request'), '10.0f')} "
+            f"{_fmt(run.get('cpu_ratio_to_floor') if run['target'] != 'floor' else None, '9.2f')} "
             f"{_fmt(run.get('server_cpu_share'), '5.2f')}/{_fmt(run.get('wrk_cpu_share'), '<5.2f')}"
             + (f"  ERROR: {run['error']}" if run.get("error") else "")
         )

@@ -218,7 +218,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"  memory and start-up check ({args.objects} generated objects) ...", flush=True)
             try:
                 results["memory"] = memory.measure(workdir, tls, args.objects, server_cpus,
-                                                   requests=20 if args.quick else memory.BURST)
+                                                   requests=20 if args.quick else memory.BURST,
+                                                   starts=1 if args.quick else 3)
             except RuntimeError as exc:
                 results["memory"] = {"error": str(exc)}
         phases["memory"] = time.monotonic() - clock
@@ -255,7 +256,10 @@ def print_summary(results: dict[str, Any], path: Path) -> None:
     for name in ("bundled", "generated"):
         part = mem.get(name)
         if part:
-            print(f"memory {name:<9}: {part.get('objects', 'bundled')} objects, ready {part['ready_s']:.2f} s, "
+            samples = part.get("ready_s_samples")
+            print(f"memory {name:<9}: {part.get('objects', 'bundled')} objects, ready {part['ready_s']:.2f} s"
+                  + (f" (median of {', '.join(f'{x:.2f}' for x in samples)})" if samples and len(samples) > 1 else "")
+                  + ", "
                   f"RSS {part['rss_ready_bytes'] / report.MiB:.1f} MiB ready, "
                   f"{part['rss_after_requests_bytes'] / report.MiB:.1f} MiB after {part['requests']} requests")
     library = results.get("library")
