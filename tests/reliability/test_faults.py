@@ -204,3 +204,20 @@ def test_sigterm_drains_in_flight_requests_after_readyz_goes_false(tmp_path: Pat
         # uvicorn re-raises the captured SIGTERM once it has shut down cleanly
         assert server.proc.wait(15) in (0, -signal.SIGTERM)
         assert "Traceback" not in server.logs()
+
+
+def test_default_deadline_is_below_every_shipped_timeout():
+    """The review deadline must fire before the API server gives up on the webhook (timeoutSeconds)."""
+    import yaml
+
+    from app.server.settings import ServerSettings
+    from tests.server.harness import ROOT
+
+    timeouts = []
+    for path in sorted((ROOT / "webhook_config").glob("*webhookconfiguration.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            timeouts += [w["timeoutSeconds"] for w in (doc or {}).get("webhooks") or []]
+    values = yaml.safe_load((ROOT / "charts" / "instancetype-webhook" / "values.yaml").read_text())
+    timeouts.append(values["webhook"]["timeoutSeconds"])
+    assert len(timeouts) >= 3, timeouts
+    assert ServerSettings().review_deadline < min(timeouts)
