@@ -17,12 +17,13 @@ import copy
 import sys
 from typing import Any, TextIO
 
-from app.cli.expand import InputError, _read, build_source, print_rejection
+from app.cli.expand import print_rejection
+from app.cli.inputs import InputError, build_source, read_single
 from app.domxml import DomainError, render_domain, vmi_from_vm
 from app.kubevirt.causes import ExpandError
 from app.kubevirt.expand import expand
 from app.kubevirt.settings import DEFAULT_SETTINGS
-from app.sources.catalog import CatalogError, is_reference_object, iter_documents
+from app.sources.catalog import CatalogError
 
 SUBJECT_KINDS = ("VirtualMachine", "VirtualMachineInstance")
 
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdin: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        subject, objects = read_subject(args.filename, stdin or sys.stdin)
+        subject, objects = read_single(args.filename, stdin or sys.stdin, SUBJECT_KINDS)
         if subject.get("kind") == "VirtualMachineInstance":
             vmi = subject
         else:
@@ -84,21 +85,3 @@ def expand_like_virt_controller(vm: dict[str, Any], source: Any) -> dict[str, An
     template_devices = with_input["spec"]["template"]["spec"].setdefault("domain", {}).setdefault("devices", {})
     template_devices["inputs"] = [{"name": "default-0"}]
     return expand(with_input, source, DEFAULT_SETTINGS)
-
-
-def read_subject(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The one VM (or VMI) and the reference objects found in `paths`."""
-    subjects: list[dict[str, Any]] = []
-    objects: list[dict[str, Any]] = []
-    for path in paths:
-        text, origin = _read(path, stdin)
-        for doc in iter_documents(text, origin):
-            if doc.get("kind") in SUBJECT_KINDS:
-                subjects.append(doc)
-            elif is_reference_object(doc):
-                objects.append(doc)
-    if not subjects:
-        raise InputError(f"no VirtualMachine or VirtualMachineInstance in {', '.join(paths)}")
-    if len(subjects) > 1:
-        raise InputError(f"{len(subjects)} VirtualMachine/VirtualMachineInstance documents; give exactly one")
-    return subjects[0], objects

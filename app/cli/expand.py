@@ -15,25 +15,20 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 import jsonpatch
 import orjson
 import yaml
 
+from app.cli.inputs import InputError, build_source, read_single
 from app.kubevirt.causes import ExpandError
 from app.kubevirt.expand import expand
 from app.kubevirt.settings import DEFAULT_SETTINGS
-from app.kubevirt.source import InMemorySource
-from app.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
+from app.sources.catalog import CatalogError
 
 VM_KIND = "VirtualMachine"
 RED, GREEN, CYAN, RESET = "\033[31m", "\033[32m", "\033[36m", "\033[0m"
-
-
-class InputError(Exception):
-    """Input that cannot be read or holds no single VirtualMachine (exit status 2)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        vm, objects = read_inputs(args.filename, sys.stdin)
+        vm, objects = read_single(args.filename, sys.stdin, (VM_KIND,))
         source = build_source(objects, args.catalog, vm)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
@@ -73,49 +68,6 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
     return 0
-
-
-def read_inputs(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The one VirtualMachine and the reference objects found in `paths`."""
-    vms: list[dict[str, Any]] = []
-    objects: list[dict[str, Any]] = []
-    for path in paths:
-        text, origin = _read(path, stdin)
-        for doc in iter_documents(text, origin):
-            if doc.get("kind") == VM_KIND:
-                vms.append(doc)
-            elif is_reference_object(doc):
-                meta = doc.get("metadata")
-                if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
-                    raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
-                objects.append(doc)
-    if not vms:
-        raise InputError(f"no document of kind {VM_KIND} in {', '.join(paths)}")
-    if len(vms) > 1:
-        raise InputError(f"{len(vms)} documents of kind {VM_KIND}; give exactly one")
-    return vms[0], objects
-
-
-def _read(path: str, stdin: TextIO) -> tuple[str, str]:
-    if path == "-":
-        try:
-            return stdin.read(), "<stdin>"
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"<stdin>: cannot read: {exc}") from exc
-    try:
-        return Path(path).read_text(encoding="utf-8"), path
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise InputError(f"{path}: cannot read: {reason}") from exc
-
-
-def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any]) -> InMemorySource:
-    """The catalogue's objects, then the given ones on top (they win on the same kind/namespace/name)."""
-    namespace = (vm.get("metadata") or {}).get("namespace") or "default"
-    source = load_catalog(catalog, default_namespace=namespace)
-    for obj in objects:
-        source.add(obj)
-    return source
 
 
 def render(vm: dict[str, Any], fmt: str) -> str:

@@ -1,11 +1,11 @@
-"""Input handling shared by the offline commands (`validate`, and available to `expand`).
+"""Input handling shared by the offline commands (`expand`, `validate`, `domxml`).
 
 `-f PATH` (repeatable; `-` is stdin) names YAML or JSON files, each possibly holding several documents or
 a `List`. VirtualMachines are the subjects; instance types, preferences and ControllerRevisions found in
 any file join the reference source, on top of the catalogue (the bundled common-instancetypes unless
-`--catalog DIR` names another directory; `app.cli.expand.build_source` builds that source). Unlike
-`expand`, which needs exactly one VirtualMachine, these readers also serve inputs holding only instance
-types or preferences. Anything unreadable raises InputError with one clear line.
+`--catalog DIR` names another directory; `build_source` builds that source). `read_inputs` serves
+inputs holding only instance types or preferences (`validate`); `read_single` those that need exactly
+one subject (`expand`, `domxml`). Anything unreadable raises InputError with one clear line.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.sources.catalog import CatalogError, is_reference_object, iter_documents
+from app.kubevirt.source import InMemorySource
+from app.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
 
 VIRTUAL_MACHINE = "VirtualMachine"
 
@@ -70,5 +71,30 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
             raise InputError(f"{origin}: not valid UTF-8 text: {exc}") from exc
         if not docs:
             raise InputError(f"{origin}: no Kubernetes object found")
+        for doc in docs:
+            meta = doc.get("metadata")
+            if is_reference_object(doc) and not (isinstance(meta, dict) and isinstance(meta.get("name"), str)):
+                raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
         inputs.files.append((origin, docs))
     return inputs
+
+
+def read_single(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The one document whose kind is in `kinds`, and the reference objects found in `paths`."""
+    inputs = read_inputs(paths, stdin)
+    subjects = [doc for doc in inputs.documents if doc.get("kind") in kinds]
+    wanted = " or ".join(kinds)
+    if not subjects:
+        raise InputError(f"no document of kind {wanted} in {', '.join(paths)}")
+    if len(subjects) > 1:
+        raise InputError(f"{len(subjects)} documents of kind {wanted}; give exactly one")
+    return subjects[0], inputs.reference_objects
+
+
+def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any]) -> InMemorySource:
+    """The catalogue's objects, then the given ones on top (they win on the same kind/namespace/name)."""
+    namespace = (vm.get("metadata") or {}).get("namespace") or "default"
+    source = load_catalog(catalog, default_namespace=namespace)
+    for obj in objects:
+        source.add(obj)
+    return source

@@ -13,8 +13,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from app.cli.expand import build_source
-from app.cli.inputs import InputError, read_inputs
+from app.cli.inputs import InputError, build_source, read_inputs
 from app.kubevirt.admission import admit_object, reject, validate_vm
 from app.kubevirt.causes import Verdict
 from app.kubevirt.matchers import validate_matchers

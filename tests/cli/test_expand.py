@@ -165,3 +165,12 @@ def test_mis_typed_reference_spec_is_a_rejection_not_a_crash(tmp_path):
     path.write_text(yaml.safe_dump(VM) + "---\n" + yaml.safe_dump(broken))
     code, _, err = run_cli(["expand", "-f", str(path)])
     assert code == 1 and "rejected (badRequest)" in err
+
+
+@pytest.mark.parametrize("command", ["expand", "domxml", "validate"])
+def test_stdin_that_is_not_utf8_is_one_line_and_exit_2(command):
+    proc = subprocess.run([sys.executable, "-m", "app", command, "-f", "-"], input=b"\xff\xfe kind: x",
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip().count("\n") == 0
+    assert "<stdin>" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
