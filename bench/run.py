@@ -48,9 +48,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Webhook throughput/latency against the floor, memory and start-up.")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: one 1 s round per row, concurrency 16 only, 200 generated objects")
-    parser.add_argument("--duration", type=int, default=4, help="seconds of load per round (default 4)")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds per row, endpoints alternating; the median round is reported (default 3)")
+    parser.add_argument("--duration", type=int, default=3, help="seconds of load per round (default 3)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds per row, endpoints alternating; the median round is reported (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="seconds of unmeasured load before each row")
     parser.add_argument("--concurrency", default="1,16", help="comma-separated connection counts")
     parser.add_argument("--transports", default=",".join(TRANSPORTS), help="plain,tls")
