@@ -15,7 +15,8 @@ is code 400 with the error text and no causes.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
 from app.kubevirt.apply import apply_to_template
 from app.kubevirt.causes import ExpandError, Verdict
@@ -30,7 +31,7 @@ from app.kubevirt.rejection import MAX_CAUSES, error, reject
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from app.kubevirt.source import Source
 
-__all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "validate_vm"]
+__all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "validate_vm", "verdict_for_specs"]
 
 MAX_WARNING_LENGTH = 120
 
@@ -95,6 +96,14 @@ def validate_vm(vm: dict[str, Any], source: Source, settings: ClusterSettings = 
     warnings: list[str] = []
     instancetype = _lookup(vm, source, "instancetype", "instance type", find_instancetype_spec, warnings)
     preference = _lookup(vm, source, "preference", "preference", find_preference_spec, warnings)
+    return verdict_for_specs(vm, instancetype, preference, settings, warnings)
+
+
+def verdict_for_specs(
+    vm: dict[str, Any], instancetype: Spec | None, preference: Spec | None, settings: ClusterSettings,
+    warnings: list[str],
+) -> Verdict:
+    """validate_vm's answer once the specs were looked up (`warnings`: the ignored lookup errors)."""
     if instancetype is None and preference is None:
         return Verdict.allow(warnings)
     try:
