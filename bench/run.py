@@ -177,6 +177,8 @@ def library_figures(text: str) -> dict[str, float]:
         figures["cases_per_second"] = float(match.group(1).replace(",", ""))
     if match := re.search(r"mean:\s*([\d.]+)\s*ms per expansion", text):
         figures["mean_ms_per_expansion"] = float(match.group(1))
+    if match := re.search(r"median round:\s*([\d.]+)\s*ms", text):
+        figures["median_round_ms_per_expansion"] = float(match.group(1))
     if match := re.search(r"best round:\s*([\d.]+)\s*ms", text):
         figures["best_round_ms_per_expansion"] = float(match.group(1))
     return figures
