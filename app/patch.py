@@ -55,11 +55,13 @@ def _walk_dict(a: dict, b: dict, path: str, ops: list[Op]) -> None:
         if key not in b:
             ops.append({"op": "remove", "path": path + "/" + escape(key)})
     for key, value in b.items():
-        sub = path + "/" + escape(key)
         if key in a:
-            _walk(a[key], value, sub, ops)
+            old = a[key]
+            if old is value or (type(old) is type(value) and old == value):  # _equal, inlined: most keys
+                continue
+            _walk(old, value, path + "/" + escape(key), ops)
         else:
-            ops.append({"op": "add", "path": sub, "value": value})
+            ops.append({"op": "add", "path": path + "/" + escape(key), "value": value})
 
 
 def _walk_list(a: list, b: list, path: str, ops: list[Op]) -> None:

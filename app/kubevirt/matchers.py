@@ -7,7 +7,8 @@ InstancetypeMatcher` (type FieldValueNotFound), not `Name already set, ...` (Fie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from app.kubevirt.causes import FIELD_VALUE_INVALID, Cause, ExpandError
 from app.kubevirt.find import resolve_kind

@@ -9,7 +9,8 @@ server would); the webhook's own range message remains in `instancetype_causes`.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
 from app.kubevirt.apply.topology import (
     ACROSS_CORES_THREADS,

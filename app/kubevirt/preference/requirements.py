@@ -7,7 +7,8 @@ cause of type FieldValueNotFound whose `field` is the offending paths joined wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from app.kubevirt.causes import Cause
 from app.kubevirt.apply.topology import (

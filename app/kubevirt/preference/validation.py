@@ -8,7 +8,8 @@ Specs are plain dicts (the JSON form of VirtualMachineInstancetypeSpec / Virtual
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from app.kubevirt.apply.topology import (
     ACROSS_CORES_THREADS,
