@@ -1,19 +1,11 @@
 """Shared fixtures: the ../shared data the project is checked against."""
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("INSTANCETYPE_WEBHOOK_SHARED", ROOT.parent / "shared"))
-CONFORMANCE = SHARED / "conformance"
-
-
-def conformance_cases() -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(CONFORMANCE.glob("*.json"))]
+from tests.shared_data import CONFORMANCE, ROOT, SHARED, conformance_cases  # noqa: F401  (re-exported)
 
 
 @pytest.fixture(scope="session")

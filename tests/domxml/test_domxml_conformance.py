@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from app.domxml import DomainError, context_from_converter, render_domain, xml_equal
-from conftest import conformance_cases
+from tests.shared_data import conformance_cases
 
 CASES = [case for case in conformance_cases() if "domxml" in case]
 

@@ -25,7 +25,7 @@ import pytest
 from lxml import etree
 
 from app.domxml import DomainError, context_from_converter, render_domain, vmi_from_vm
-from conftest import SHARED, conformance_cases
+from tests.shared_data import SHARED, conformance_cases
 
 pytestmark = pytest.mark.libvirt
 
