@@ -8,6 +8,7 @@ import yaml
 
 from app.catalog import CATALOG_DIR
 from app.kubevirt.source import CONTROLLER_REVISION, KINDS, InMemorySource
+from app.sources.compact import compact
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 LIST_KINDS = frozenset(f"{kind}List" for kind in (*KINDS, CONTROLLER_REVISION)) | {"List"}
@@ -49,7 +50,7 @@ def load_objects(paths: Iterable[Path]) -> list[dict[str, Any]]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CatalogError(f"{path}: cannot read: {exc}") from exc
-        objects.extend(obj for obj in iter_documents(text, str(path)) if is_reference_object(obj))
+        objects.extend(compact(obj) for obj in iter_documents(text, str(path)) if is_reference_object(obj))
     return objects
 
 

@@ -28,6 +28,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, CLUSTER_SCOPED, INSTANCETYPE, PREFERENCE
+from app.sources.compact import compact
 
 log = logging.getLogger("instancetype_webhook.cluster")
 
@@ -132,6 +133,7 @@ class Informer:
         log.info("%s: listed %d objects at resourceVersion %s", self.name, len(items), self.resource_version)
 
     def _complete(self, obj: dict[str, Any]) -> dict[str, Any]:
+        obj = compact(obj)
         # List items carry no kind/apiVersion; the core and the provenance annotation want them.
         if self.kind != NAMESPACE and "kind" not in obj:
             obj["kind"], obj["apiVersion"] = self.kind, f"{GROUP}/{VERSION}"
@@ -260,9 +262,9 @@ class ClusterSource:
         if obj is not None:
             return obj
         obj = self._live_get(kind, key)
-        if obj is not None:
-            informer.store.setdefault(key, informer._complete(obj))
-        return obj
+        if obj is None:
+            return None
+        return informer.store.setdefault(key, informer._complete(obj))
 
     def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
         key = (namespace, name)
