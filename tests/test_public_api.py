@@ -1,0 +1,50 @@
+"""The public API is what app/__init__.py names: pinned here so a change to it is deliberate."""
+import subprocess
+import sys
+
+import app
+from app.sources.catalog import load_catalog
+
+PUBLIC = {
+    "ClusterSettings", "Cause", "DEFAULT_SETTINGS", "DomainError", "ExpandError", "InMemorySource", "Source",
+    "Verdict", "admit_object", "expand", "load_catalog", "make_patch", "render_domain", "validate_matchers",
+    "validate_vm", "vmi_from_vm", "__version__",
+}
+
+
+def test_public_names_are_pinned():
+    assert set(app.__all__) == PUBLIC
+
+
+def test_every_public_name_resolves():
+    for name in PUBLIC:
+        assert getattr(app, name) is not None, name
+
+
+def test_unknown_name_is_an_attribute_error():
+    try:
+        app.no_such_thing  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_thing" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_import_app_does_not_load_the_heavy_parts():
+    code = "import sys, app; print(any(m.startswith(('lxml', 'app.domxml', 'fastapi')) for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_the_documented_round_trip():
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+          "metadata": {"name": "demo", "namespace": "default"},
+          "spec": {"instancetype": {"name": "u1.small"}, "preference": {"name": "fedora"},
+                   "template": {"spec": {"domain": {"devices": {}},
+                                         "volumes": [{"name": "root", "containerDisk": {"image": "x"}}]}}}}
+    source = load_catalog()
+    assert app.validate_vm(vm, source).allowed
+    flat = app.expand(vm, source)
+    assert "instancetype" not in flat["spec"] and flat["spec"]["template"]["spec"]["domain"]["memory"]["guest"] == "2Gi"
+    assert "<domain" in app.render_domain(app.vmi_from_vm(flat))
+    assert {op["path"] for op in app.make_patch(vm, flat)} >= {"/spec/instancetype", "/spec/preference"}
