@@ -172,7 +172,7 @@ def admit_object(obj: Mapping[str, Any], operation: str = "CREATE") -> Verdict:
     if not isinstance(obj, Mapping):
         return error("the object is not a JSON object")
     kind = obj.get("kind")
-    if kind not in _RULES:
+    if not isinstance(kind, str) or kind not in _RULES:  # a list or object kind is unhashable
         return error(f"unsupported kind {kind!r}: expected one of {', '.join(KINDS)}")
     causes = schema_causes(obj)
     if causes:
