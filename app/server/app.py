@@ -45,13 +45,13 @@ REVIEW_SCHEMA: dict[str, Any] = {
                 "operation": {"type": "string", "enum": list(rv.OPERATIONS)},
                 "namespace": {"type": "string"},
                 "name": {"type": "string"},
-                "object": {"type": "object"},
-                "oldObject": {"type": "object"},
+                "object": {"type": ["object", "null"]},  # null on DELETE, as the API server sends it
+                "oldObject": {"type": ["object", "null"]},
                 "dryRun": {"type": "boolean"},
             },
             # CREATE and UPDATE carry the object (a 400 names it otherwise)
             "if": {"properties": {"operation": {"enum": ["CREATE", "UPDATE"]}}},
-            "then": {"required": ["object"]},
+            "then": {"required": ["object"], "properties": {"object": {"type": "object"}}},
         },
     },
 }
