@@ -18,8 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.kubevirt.causes import ExpandError, Verdict
-from app.kubevirt.matchers import validate_matchers
-from app.kubevirt.rejection import reject
+from app.kubevirt.mutator import mutate_vm
 from app.kubevirt.review import check_and_expand
 from app.patch import make_patch
 from app.server import review as rv
@@ -70,9 +69,10 @@ def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     vm = request["object"]
     if type(vm.get("metadata")) is dict and vm["metadata"].get("deletionTimestamp"):
         return _allow(review, kind, "skipped")
-    matcher_causes = validate_matchers(vm, request.get("oldObject") if operation == "UPDATE" else None)
-    if matcher_causes:  # upstream's VM mutator checks the matchers before anything else (spec 3.5)
-        return _deny(review, kind, reject(matcher_causes), ctx.policy)
+    # upstream's VM mutator instancetype stage first: matcher checks (spec 3.5), inferFromVolume
+    stage = mutate_vm(vm, request.get("oldObject") if operation == "UPDATE" else None, ctx.source, ctx.cluster)
+    if not stage.verdict.allowed:
+        return _deny(review, kind, stage.verdict, ctx.policy)
     namespace = namespace_of(request, vm)
     decision = decide(ctx.policy, operation, vm, request.get("oldObject"), namespace, ctx.namespace_labels)
     if not decision.expand:
