@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 
 from app.kubevirt.causes import Cause, ExpandError, Verdict
 from app.kubevirt.quantity import QuantityError, parse
-from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from app.kubevirt.configuration import settings_from_configuration
+from app.kubevirt.settings import ClusterSettings
 from app.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
     CLUSTER_PREFERENCE,
@@ -171,40 +172,6 @@ def case_source(case_input: dict[str, Any]) -> InMemorySource:
         for obj in case_input.get(key) or []:
             source.add({**obj, "kind": obj.get("kind") or kind})
     return source
-
-
-def settings_from_configuration(configuration: dict[str, Any] | None) -> ClusterSettings:
-    """ClusterSettings from a KubeVirt CR `spec.configuration` (or a whole CR / spec holding one).
-
-    Only the keys the expansion depends on are read; anything absent keeps upstream's default.
-    """
-    config = configuration or {}
-    config = (config.get("spec") or config).get("configuration") or config.get("spec") or config
-    if not config:
-        return DEFAULT_SETTINGS
-    changes: dict[str, Any] = {}
-    arch_config = config.get("architectureConfiguration") or {}
-    if arch_config.get("defaultArchitecture"):
-        changes["architecture"] = arch_config["defaultArchitecture"]
-    machine_types = dict(DEFAULT_SETTINGS.machine_types)
-    for arch, values in arch_config.items():
-        if isinstance(values, dict) and values.get("machineType"):
-            machine_types[arch] = values["machineType"]
-    changes["machine_types"] = machine_types
-    changes["machine_type"] = machine_types.get("amd64", DEFAULT_SETTINGS.machine_type)
-    network = config.get("network") or {}
-    if network.get("defaultNetworkInterface"):
-        changes["default_network_binding"] = network["defaultNetworkInterface"]
-    if network.get("permitBridgeInterfaceOnPodNetwork") is not None:
-        changes["permit_bridge_on_pod_network"] = bool(network["permitBridgeInterfaceOnPodNetwork"])
-    if config.get("evictionStrategy"):
-        changes["eviction_strategy"] = config["evictionStrategy"]
-    if config.get("cpuRequest") is not None:
-        changes["cpu_request"] = str(config["cpuRequest"])
-    overcommit = (config.get("developerConfiguration") or {}).get("memoryOvercommit")
-    if overcommit is not None:
-        changes["memory_overcommit"] = int(overcommit)
-    return replace(DEFAULT_SETTINGS, **changes)
 
 
 def case_settings(case_input: dict[str, Any]) -> ClusterSettings:

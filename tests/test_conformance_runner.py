@@ -148,23 +148,3 @@ def test_cli_exit_status(cases, capsys):
     assert main(["conformance", str(cases)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed"
     assert main(["conformance", str(cases / "nope")]) == 2
-
-
-def test_kubevirt_configuration_becomes_settings():
-    assert conformance.case_settings({}) == conformance.DEFAULT_SETTINGS
-    settings = conformance.case_settings(
-        {
-            "kubevirtConfiguration": {
-                "architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9"}},
-                "network": {"defaultNetworkInterface": "masquerade", "permitBridgeInterfaceOnPodNetwork": False},
-                "evictionStrategy": "LiveMigrate",
-                "cpuRequest": "200m",
-            }
-        }
-    )
-    assert settings.machine_type_for("amd64") == "pc-q35-rhel9"
-    assert settings.machine_type_for("arm64") == "virt"
-    assert (settings.default_network_binding, settings.permit_bridge_on_pod_network) == ("masquerade", False)
-    assert (settings.eviction_strategy, settings.cpu_request) == ("LiveMigrate", "200m")
-    wrapped = conformance.settings_from_configuration({"spec": {"configuration": {"evictionStrategy": "External"}}})
-    assert wrapped.eviction_strategy == "External"
