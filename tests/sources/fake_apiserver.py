@@ -1,56 +1,255 @@
-"""A small fake Kubernetes API server that speaks the real list/watch wire protocol.
+"""A fake Kubernetes API server that speaks the real wire protocol, strict where our code relies on it.
 
-- LIST: `{"kind": "<Kind>List", "apiVersion", "metadata": {"resourceVersion"}, "items": [...]}`.
-- WATCH (`?watch=true&resourceVersion=N`): HTTP/1.1 chunked stream of newline-delimited JSON events
-  `{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": {...}}`; every event after N is replayed,
-  then new ones are streamed as they happen, until `timeoutSeconds`.
-- A resourceVersion older than the retained history gets an ERROR event whose object is a
-  `Status` with code 410 (reason Expired), as the real server does after compaction.
-- GET of one object, 404 as a `Status`; ControllerRevisions under apps/v1.
+Resources are registered, one line each (`fake.register(group, version, plural, kind, namespaced)`);
+`STANDARD` (registered by default) holds what the project reads and writes: the four
+instancetype.kubevirt.io kinds, apps/v1 controllerrevisions, kubevirt.io/v1 virtualmachines and
+kubevirts, core/v1 namespaces and persistentvolumeclaims, CDI datavolumes and datasources,
+snapshot.storage.k8s.io volumesnapshots. `fake.uninstall(group)` makes a group "not installed": every
+path under it is a 404 Status, as on a cluster without that CRD.
+
+Paths: `/api/v1/...` (core) and `/apis/<group>/<version>/...`, cluster-scoped `<plural>[/<name>]` and
+namespaced `namespaces/<ns>/<plural>[/<name>[/status]]`; a namespaced plural without a namespace lists
+every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList).
+
+- LIST: `{"kind": "<Kind>List", "apiVersion", "metadata": {"resourceVersion"[, "continue",
+  "remainingItemCount"]}, "items": [...]}`, items without kind/apiVersion, in key order
+  (namespace, name) like etcd. `limit` pages; the `continue` token serves a consistent snapshot at the
+  first page's resourceVersion; after `compact()` an old token is `410 Expired` (the real message).
+  `labelSelector` with `k=v`, `k!=v`, `k` and `!k` terms.
+- WATCH (`?watch=true&resourceVersion=N`): chunked newline-delimited JSON events
+  `{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object"}`; every event after N is replayed, then new
+  ones stream until `timeoutSeconds`. With `allowWatchBookmarks=true` a BOOKMARK carrying the current
+  resourceVersion is sent every `bookmark_interval` seconds of quiet. A resourceVersion older than the
+  retained history gets an ERROR event with a 410 Expired Status, as after etcd compaction.
+- Writes: POST (create; 409 AlreadyExists), PUT (replace), PATCH (`application/json-patch+json`,
+  `application/merge-patch+json`; `strategic-merge-patch+json` is 415 on custom resources as on a real
+  server, and applied as a merge patch on built-in ones), DELETE. Every stored change gets the next
+  resourceVersion; `metadata.generation` is 1 on create and goes up when anything but metadata and
+  status changes. A `metadata.resourceVersion` in a PUT body or in the patched object is a
+  precondition: a stale one is `409 Conflict` with the real message ("the object has been modified;
+  please apply your changes to the latest version and try again"). An update that changes nothing is
+  not stored (no new resourceVersion), as the real server skips a no-op write. Resources with a status
+  subresource (virtualmachines, kubevirts, PVCs, DataVolumes, ...) keep their stored status on a main
+  resource write; `/status` writes change only the status.
+- `dryRun=All`: the write is defaulted, admitted (webhooks called with `dryRun: true`) and answered,
+  but not stored: no resourceVersion is used up.
+- Admission: `fake.admission(mutating_url=..., validating_url=..., ca=..., plurals=...)` sends every
+  write of those resources as a v1 AdmissionReview over HTTPS to the webhook (mutating, then
+  validating), applies the returned JSONPatch as the API server does, turns a denial into the real
+  `admission webhook "<name>" denied the request: <message>` Status (its code, default 400), and
+  returns admission warnings as `Warning: 299 - "<text>"` headers. `fake.reviews` counts the calls.
 - Test controls: add/update/delete (optionally without telling watchers), compact, drop all watch
-  connections, hang GETs, count requests; stop and start again on the same port.
+  connections, hang GETs, count requests (`count("PATCH ")`), `writes` (stored changes made through
+  the HTTP API), `on_write` (a hook called before each HTTP write is applied, e.g. to make a
+  concurrent edit); stop and start again on the same port.
 """
 from __future__ import annotations
 
-import copy
+import base64
+import bisect
 import json
 import re
 import socket
+import ssl
 import threading
 import time
+import uuid
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, urlparse
 
+import httpx
+import jsonpatch
+import orjson
+
 GROUP_PATH = "/apis/instancetype.kubevirt.io/v1beta1"
-PLURAL_KIND = {
-    "virtualmachineinstancetypes": ("VirtualMachineInstancetype", True),
-    "virtualmachineclusterinstancetypes": ("VirtualMachineClusterInstancetype", False),
-    "virtualmachinepreferences": ("VirtualMachinePreference", True),
-    "virtualmachineclusterpreferences": ("VirtualMachineClusterPreference", False),
-}
+Key = tuple[str, str]  # (namespace or "", name)
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str  # "" is the core group
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    status: bool = False  # has a status subresource
+    builtin: bool = False  # served by the kube-apiserver itself (strategic merge patch allowed)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def prefix(self) -> str:
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    @property
+    def qualified(self) -> str:  # "virtualmachines.kubevirt.io", as in real error messages
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+STANDARD: tuple[Resource, ...] = (
+    Resource("instancetype.kubevirt.io", "v1beta1", "virtualmachineinstancetypes", "VirtualMachineInstancetype", True),
+    Resource("instancetype.kubevirt.io", "v1beta1", "virtualmachineclusterinstancetypes",
+             "VirtualMachineClusterInstancetype", False),
+    Resource("instancetype.kubevirt.io", "v1beta1", "virtualmachinepreferences", "VirtualMachinePreference", True),
+    Resource("instancetype.kubevirt.io", "v1beta1", "virtualmachineclusterpreferences",
+             "VirtualMachineClusterPreference", False),
+    Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True, builtin=True),
+    Resource("kubevirt.io", "v1", "virtualmachines", "VirtualMachine", True, status=True),
+    Resource("kubevirt.io", "v1", "kubevirts", "KubeVirt", True, status=True),
+    Resource("", "v1", "namespaces", "Namespace", False, status=True, builtin=True),
+    Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, status=True, builtin=True),
+    Resource("cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume", True, status=True),
+    Resource("cdi.kubevirt.io", "v1beta1", "datasources", "DataSource", True, status=True),
+    Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots", "VolumeSnapshot", True, status=True),
+)
+PLURAL_KIND = {r.plural: (r.kind, r.namespaced) for r in STANDARD if r.group == "instancetype.kubevirt.io"}
 KIND_PLURAL = {kind: plural for plural, (kind, _) in PLURAL_KIND.items()}
 
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
 
-def status(code: int, reason: str, message: str) -> dict:
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+
+def status(code: int, reason: str, message: str, details: dict | None = None) -> dict:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": message, "reason": reason, "code": code}
+    if details:
+        body["details"] = details
+    return body
+
+
+class _Raced(Exception):
+    """The object changed between reading it and storing an unconditional patch."""
+
+
+class APIError(Exception):
+    """A request the server answers with a Status."""
+
+    def __init__(self, code: int, reason: str, message: str, details: dict | None = None):
+        super().__init__(message)
+        self.body = status(code, reason, message, details)
+        self.code = code
+
+
+def _not_found(res: Resource, name: str) -> APIError:
+    return APIError(404, "NotFound", f'{res.qualified} "{name}" not found',
+                    {"name": name, "group": res.group, "kind": res.plural})
+
+
+def _conflict(res: Resource, name: str) -> APIError:
+    return APIError(409, "Conflict", f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has '
+                    "been modified; please apply your changes to the latest version and try again",
+                    {"name": name, "group": res.group, "kind": res.plural})
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def _without(obj: dict, *keys: str) -> dict:
+    return {k: v for k, v in obj.items() if k not in keys}
+
+
+def _copy(obj: Any) -> Any:
+    return orjson.loads(orjson.dumps(obj))
+
+
+def _matches(labels: dict[str, str], selector: str) -> bool:
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        if "!=" in term:
+            k, v = term.split("!=", 1)
+            if labels.get(k.strip()) == v.strip():
+                return False
+        elif "=" in term:
+            k, v = term.replace("==", "=").split("=", 1)
+            if labels.get(k.strip()) != v.strip():
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+@dataclass
+class Admission:
+    """Where writes of `plurals` are sent for admission (the fake's MutatingWebhookConfiguration)."""
+
+    mutating_url: str | None
+    validating_url: str | None
+    client: httpx.Client
+    plurals: frozenset[str]
+    name: str = "instancetype-webhook.kubevirt.io"
+    failure_policy: str = "Fail"
+
+
+@dataclass
+class _Snapshot:
+    rv: int
+    items: list[dict]
+    created: float = field(default_factory=time.monotonic)
 
 
 class FakeAPIServer:
-    def __init__(self, port: int = 0, start_rv: int = 100):
+    def __init__(self, port: int = 0, start_rv: int = 100, resources: tuple[Resource, ...] = STANDARD,
+                 bookmark_interval: float = 1.0):
         self.lock = threading.Condition()
-        self.objects: dict[str, dict[tuple[str, str], dict]] = {p: {} for p in [*PLURAL_KIND, "namespaces"]}
-        self.revisions: dict[tuple[str, str], dict] = {}
+        self.resources: dict[tuple[str, str], Resource] = {}  # (prefix, plural) -> resource
+        self.objects: dict[str, dict[Key, dict]] = {}  # plural -> key -> stored object
+        self.uninstalled: set[str] = set()
+        for res in resources:
+            self.register(res.group, res.version, res.plural, res.kind, res.namespaced, res.status, res.builtin)
         self.rv = start_rv
-        self.history: list[tuple[int, str, str, dict]] = []  # (rv, plural, type, object)
+        self.history: dict[str, list[tuple[int, str, dict]]] = {}  # plural -> [(rv, type, object)]
         self.oldest = start_rv  # watches from below this get 410
+        self.snapshots: dict[str, _Snapshot] = {}
         self.requests: list[str] = []
+        self.writes = 0
+        self.reviews = 0
         self.hang_gets = 0.0
+        self.bookmark_interval = bookmark_interval
+        self.on_write: Callable[[str, Resource, str, str], None] | None = None  # (verb, res, ns, name)
+        self.admission_config: Admission | None = None
         self.watchers: set[socket.socket] = set()
         self.port = port
         self.httpd: ThreadingHTTPServer | None = None
         self.start()
+
+    # -- resources ------------------------------------------------------------------------------
+    def register(self, group: str, version: str, plural: str, kind: str, namespaced: bool = True,
+                 status: bool = False, builtin: bool = False) -> Resource:
+        res = Resource(group, version, plural, kind, namespaced, status, builtin)
+        self.resources[(res.prefix, plural)] = res
+        self.objects.setdefault(plural, {})
+        return res
+
+    def uninstall(self, group: str) -> None:
+        """Every path under `group` answers 404, as on a cluster without the CRDs."""
+        self.uninstalled.add(group)
+
+    def install(self, group: str) -> None:
+        self.uninstalled.discard(group)
+
+    def resource(self, kind_or_plural: str) -> Resource:
+        for res in self.resources.values():
+            if kind_or_plural in (res.kind, res.plural):
+                return res
+        raise KeyError(kind_or_plural)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -70,6 +269,9 @@ class FakeAPIServer:
             self.httpd.server_close()
             self.httpd = None
         self.drop_watches()
+        if self.admission_config:
+            self.admission_config.client.close()
+            self.admission_config = None
 
     @property
     def url(self) -> str:
@@ -83,45 +285,79 @@ class FakeAPIServer:
             "users": [{"name": "fake", "user": {"token": "fake-token"}}],
         })
 
-    # -- state changes --------------------------------------------------------------------------
-    def _store_key(self, plural: str, obj: dict) -> tuple[str, str]:
-        namespaced = PLURAL_KIND.get(plural, ("", False))[1]
-        meta = obj["metadata"]
-        return (meta.get("namespace", "") if namespaced else "", meta["name"])
+    def admission(self, mutating_url: str | None = None, validating_url: str | None = None, ca: str | None = None,
+                  plurals: tuple[str, ...] = ("virtualmachines",), failure_policy: str = "Fail") -> None:
+        """Send writes of `plurals` to these webhook URLs (HTTPS verified with `ca`), as the API server does."""
+        client = httpx.Client(verify=ssl.create_default_context(cafile=ca) if ca else True, timeout=10)
+        self.admission_config = Admission(mutating_url, validating_url, client, frozenset(plurals),
+                                          failure_policy=failure_policy)
 
-    def _record(self, plural: str, kind: str, obj: dict, notify: bool) -> dict:
+    # -- state changes (test controls: no admission, no preconditions) --------------------------
+    def _key(self, res: Resource, obj: dict) -> Key:
+        meta = obj["metadata"]
+        return (meta.get("namespace", "") if res.namespaced else "", meta["name"])
+
+    def _commit(self, res: Resource, event: str, obj: dict, notify: bool = True) -> dict:
+        """Store `obj` (already complete but for its resourceVersion) under the next resourceVersion."""
         with self.lock:
             self.rv += 1
-            obj = copy.deepcopy(obj)
             obj["metadata"]["resourceVersion"] = str(self.rv)
-            obj["metadata"].setdefault("uid", f"uid-{obj['metadata']['name']}")
-            obj["metadata"]["generation"] = obj["metadata"].get("generation", 0) + (kind != "DELETED")
-            if kind == "DELETED":
-                self.objects[plural].pop(self._store_key(plural, obj), None)
+            key = self._key(res, obj)
+            if event == "DELETED":
+                self.objects[res.plural].pop(key, None)
             else:
-                self.objects[plural][self._store_key(plural, obj)] = obj
+                self.objects[res.plural][key] = obj
             if notify:
-                self.history.append((self.rv, plural, kind, obj))
+                self.history.setdefault(res.plural, []).append((self.rv, event, obj))
             else:  # the change happened but watchers miss it: only a relist (or a GET) sees it
                 self.oldest = self.rv + 1
             self.lock.notify_all()
             return obj
 
+    def _resource_of(self, obj: dict) -> Resource:
+        kind = obj["kind"]
+        group = obj.get("apiVersion", "").rpartition("/")[0]
+        for res in self.resources.values():
+            if res.kind == kind and (res.group == group or not obj.get("apiVersion")):
+                return res
+        raise KeyError(f"no resource registered for {obj.get('apiVersion')} {kind}")
+
     def add(self, obj: dict, notify: bool = True) -> dict:
-        plural = "namespaces" if obj["kind"] == "Namespace" else KIND_PLURAL[obj["kind"]]
-        exists = self._store_key(plural, obj) in self.objects[plural]
-        return self._record(plural, "MODIFIED" if exists else "ADDED", obj, notify)
+        """Create or replace an object directly (no admission, no precondition)."""
+        res = self._resource_of(obj)
+        with self.lock:
+            obj = _copy(obj)
+            meta = obj["metadata"]
+            old = self.objects[res.plural].get(self._key(res, obj))
+            meta.setdefault("uid", (old or {}).get("metadata", {}).get("uid") or f"uid-{meta['name']}")
+            meta.setdefault("creationTimestamp", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            meta["generation"] = _generation(old, obj)
+            return self._commit(res, "MODIFIED" if old else "ADDED", obj, notify)
 
     def delete(self, obj: dict, notify: bool = True) -> None:
-        self._record(KIND_PLURAL[obj["kind"]], "DELETED", obj, notify)
+        res = self._resource_of(obj)
+        with self.lock:
+            stored = self.objects[res.plural].get(self._key(res, obj))
+            self._commit(res, "DELETED", _copy(stored or obj), notify)
 
     def add_revision(self, rev: dict) -> None:
-        self.revisions[(rev["metadata"]["namespace"], rev["metadata"]["name"])] = rev
+        self.add({"apiVersion": "apps/v1", "kind": "ControllerRevision", **rev})
+
+    def get(self, kind_or_plural: str, name: str, namespace: str = "") -> dict | None:
+        """The stored object (a copy), or None."""
+        res = self.resource(kind_or_plural)
+        obj = self.objects[res.plural].get((namespace if res.namespaced else "", name))
+        return _copy(obj) if obj is not None else None
+
+    def all(self, kind_or_plural: str) -> list[dict]:
+        res = self.resource(kind_or_plural)
+        return [_copy(o) for _, o in sorted(self.objects[res.plural].items())]
 
     def compact(self) -> None:
-        """Forget the event history: watches from an older resourceVersion now get 410 Gone."""
+        """Forget the event history and list snapshots: old watches and continue tokens now get 410."""
         with self.lock:
             self.history.clear()
+            self.snapshots.clear()
             self.oldest = self.rv + 1
 
     def drop_watches(self) -> None:
@@ -138,12 +374,246 @@ class FakeAPIServer:
     def count(self, prefix: str) -> int:
         return sum(1 for r in self.requests if r.startswith(prefix))
 
+    # -- the API (called by the handler) --------------------------------------------------------
+    def list(self, res: Resource, namespace: str, query: dict[str, str]) -> dict:
+        token = query.get("continue")
+        limit = int(query.get("limit") or 0)
+        with self.lock:
+            if token:
+                snap = self.snapshots.get(token.split(":", 1)[0])
+                if snap is None:
+                    raise APIError(410, "Expired", "The provided continue parameter is too old to display a "
+                                   "consistent list result. You can start a new list without the continue "
+                                   "parameter, or use the continue token in this response to retrieve the "
+                                   "remainder of the results. Continuing with the provided token results in an "
+                                   "inconsistent list - objects that were created, modified, or deleted between "
+                                   "the time the first chunk was returned and now may show up in the list.")
+                snap_id, start = token.split(":", 1)[0], int(token.split(":", 1)[1])
+            else:
+                items = [o for k, o in sorted(self.objects[res.plural].items()) if not namespace or k[0] == namespace]
+                selector = query.get("labelSelector")
+                if selector:
+                    items = [o for o in items if _matches(o["metadata"].get("labels") or {}, selector)]
+                snap, snap_id, start = _Snapshot(self.rv, items), uuid.uuid4().hex, 0
+        end = start + limit if limit else len(snap.items)
+        meta: dict[str, Any] = {"resourceVersion": str(snap.rv)}
+        if end < len(snap.items):
+            with self.lock:
+                self.snapshots[snap_id] = snap
+            meta["continue"] = f"{snap_id}:{end}"
+            meta["remainingItemCount"] = len(snap.items) - end
+        else:
+            with self.lock:
+                self.snapshots.pop(snap_id, None)
+        items = [_without(o, "kind", "apiVersion") for o in snap.items[start:end]]  # list items carry neither
+        return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": items}
+
+    def get_one(self, res: Resource, namespace: str, name: str) -> dict:
+        obj = self.objects[res.plural].get((namespace, name))
+        if obj is None:
+            raise _not_found(res, name)
+        return obj
+
+    def write(self, verb: str, res: Resource, namespace: str, name: str, sub: str, body: bytes,
+              content_type: str, query: dict[str, str]) -> tuple[int, dict, list[str]]:
+        """POST/PUT/PATCH/DELETE: (HTTP code, answer, warnings)."""
+        dry = query.get("dryRun") == "All"
+        if query.get("dryRun") not in (None, "All"):
+            raise APIError(400, "BadRequest", f"unsupported dry run value {query['dryRun']!r}")
+        if self.on_write and not dry:
+            self.on_write(verb, res, namespace, name)
+        for _ in range(5):
+            try:
+                return self._write_once(verb, res, namespace, name, sub, body, content_type, dry)
+            except _Raced:  # a patch without a precondition is retried on the new object, as the server does
+                continue
+        raise _conflict(res, name)
+
+    def _write_once(self, verb: str, res: Resource, namespace: str, name: str, sub: str, body: bytes,
+                    content_type: str, dry: bool) -> tuple[int, dict, list[str]]:
+        with self.lock:
+            old = self.objects[res.plural].get((namespace, name)) if name else None
+        if verb == "DELETE":
+            if old is None:
+                raise _not_found(res, name)
+            if not dry:
+                self._commit(res, "DELETED", _copy(old))
+                self.writes += 1
+            return 200, {**status(200, "", ""), "status": "Success"}, []
+        retry = False
+        if verb == "POST":
+            obj = self._body(body)
+            name = obj["metadata"].get("name") or ""
+            if not name:
+                raise APIError(422, "Invalid", f'{res.kind}.{res.group} "" is invalid: metadata.name: '
+                               "Required value: name or generateName is required")
+            with self.lock:
+                old = self.objects[res.plural].get((namespace, name))
+            if old is not None:
+                raise APIError(409, "AlreadyExists", f'{res.qualified} "{name}" already exists',
+                               {"name": name, "group": res.group, "kind": res.plural})
+        elif old is None:
+            raise _not_found(res, name)
+        elif verb == "PUT":
+            obj = self._body(body)
+            if not obj["metadata"].get("resourceVersion") and not res.builtin:
+                raise APIError(422, "Invalid", f'{res.kind}.{res.group} "{name}" is invalid: metadata.resourceVersion: '
+                               "Invalid value: 0x0: must be specified for an update")
+        else:
+            obj = self._patched(res, old, body, content_type)
+            retry = obj["metadata"].get("resourceVersion") == old["metadata"]["resourceVersion"]
+        return self._admit_and_store(res, namespace, name, sub, old, obj, dry, retry)
+
+    def _body(self, body: bytes) -> dict:
+        try:
+            obj = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise APIError(400, "BadRequest", f"the object provided is unrecognized: {exc}") from exc
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
+            raise APIError(400, "BadRequest", "the object provided is unrecognized")
+        obj.setdefault("metadata", {})
+        return obj
+
+    def _patched(self, res: Resource, old: dict, body: bytes, content_type: str) -> dict:
+        media = content_type.split(";")[0].strip()
+        try:
+            patch = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise APIError(400, "BadRequest", f"error decoding patch: {exc}") from exc
+        if media == JSON_PATCH:
+            if not isinstance(patch, list):
+                raise APIError(400, "BadRequest", "json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+            try:
+                return jsonpatch.apply_patch(_copy(old), patch)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+                raise APIError(422, "Invalid", f"the server rejected our request due to an error in our request: "
+                               f"{exc}") from exc
+        if media == MERGE_PATCH or (media == STRATEGIC_PATCH and res.builtin):
+            if not isinstance(patch, dict):
+                raise APIError(400, "BadRequest", "error decoding patch: not a JSON object")
+            return merge_patch(_copy(old), patch)
+        raise APIError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted "
+                       f"media types include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}")
+
+    def _admit_and_store(self, res: Resource, namespace: str, name: str, sub: str, old: dict | None, obj: dict,
+                         dry: bool, retry: bool) -> tuple[int, dict, list[str]]:
+        meta = obj["metadata"]
+        if (meta.get("name") or name) != name or (res.namespaced and meta.get("namespace", namespace) != namespace):
+            raise APIError(400, "BadRequest", "the name or namespace of the object does not match the request")
+        meta["name"] = name
+        if res.namespaced:
+            meta["namespace"] = namespace
+        obj["kind"], obj["apiVersion"] = res.kind, res.api_version
+        if old is not None:
+            if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"]["resourceVersion"]:
+                raise _conflict(res, name)
+            if res.status:  # the main resource does not write status; the status subresource writes only it
+                if sub == "status":
+                    obj = {**old, "metadata": dict(old["metadata"]), "status": obj.get("status")}
+                else:
+                    obj = {**obj, "status": old.get("status")}
+                if obj.get("status") is None:
+                    obj.pop("status")
+            obj["metadata"] = {**obj["metadata"], **{k: old["metadata"][k] for k in ("uid", "creationTimestamp")
+                                                     if k in old["metadata"]}}
+        else:
+            if res.status and not res.builtin:
+                obj.pop("status", None)  # a custom resource's status is written through /status only
+            meta.update(uid=str(uuid.uuid4()), creationTimestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        warnings: list[str] = []
+        if sub != "status":
+            obj = self._admit(res, "UPDATE" if old else "CREATE", obj, old, dry, warnings)
+        obj["metadata"]["generation"] = _generation(old, obj)
+        if old is None:
+            obj["metadata"].pop("resourceVersion", None)
+        else:
+            obj["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+            if obj == old:  # a no-op update is not stored
+                return 200, old, warnings
+        if dry:
+            return (201 if old is None else 200), obj, warnings
+        with self.lock:
+            current = self.objects[res.plural].get((namespace, name))
+            if old is None and current is not None:
+                raise APIError(409, "AlreadyExists", f'{res.qualified} "{name}" already exists',
+                               {"name": name, "group": res.group, "kind": res.plural})
+            if old is not None and current is not old:  # changed while this write was being admitted
+                if retry and current is not None:
+                    raise _Raced
+                raise _conflict(res, name)
+            stored = self._commit(res, "MODIFIED" if old else "ADDED", obj)
+            self.writes += 1
+        return (201 if old is None else 200), stored, warnings
+
+    def _admit(self, res: Resource, operation: str, obj: dict, old: dict | None, dry: bool,
+               warnings: list[str]) -> dict:
+        config = self.admission_config
+        if config is None or res.plural not in config.plurals:
+            return obj
+        for url, mutating in ((config.mutating_url, True), (config.validating_url, False)):
+            if not url:
+                continue
+            request = {
+                "uid": str(uuid.uuid4()),
+                "kind": {"group": res.group, "version": res.version, "kind": res.kind},
+                "resource": {"group": res.group, "version": res.version, "resource": res.plural},
+                "requestKind": {"group": res.group, "version": res.version, "kind": res.kind},
+                "requestResource": {"group": res.group, "version": res.version, "resource": res.plural},
+                "name": obj["metadata"]["name"], "namespace": obj["metadata"].get("namespace", ""),
+                "operation": operation, "userInfo": {"username": "system:admin", "groups": ["system:masters"]},
+                "object": obj, "oldObject": old, "dryRun": dry,
+                "options": {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
+                            "apiVersion": "meta.k8s.io/v1", **({"dryRun": ["All"]} if dry else {})},
+            }
+            review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+            try:
+                self.reviews += 1
+                resp = config.client.post(url, content=orjson.dumps(review),
+                                          headers={"Content-Type": "application/json"})
+                resp.raise_for_status()
+                answer = resp.json()["response"]
+            except Exception as exc:  # noqa: BLE001 (any failure calling the webhook)
+                if config.failure_policy == "Ignore":
+                    continue
+                raise APIError(500, "InternalError", f'Internal error occurred: failed calling webhook '
+                               f'"{config.name}": failed to call webhook: {exc}') from exc
+            if answer.get("uid") != request["uid"]:
+                raise APIError(500, "InternalError", f'Internal error occurred: failed calling webhook '
+                               f'"{config.name}": expected response.uid="{request["uid"]}", got "{answer.get("uid")}"')
+            warnings.extend(answer.get("warnings") or [])
+            if not answer.get("allowed"):
+                st = answer.get("status") or {}
+                code = int(st.get("code") or 400)
+                raise APIError(code, st.get("reason") or "BadRequest",
+                               f'admission webhook "{config.name}" denied the request: {st.get("message", "")}',
+                               st.get("details"))
+            if mutating and answer.get("patch"):
+                if answer.get("patchType") != "JSONPatch":
+                    raise APIError(500, "InternalError", f'webhook "{config.name}": unsupported patch type')
+                ops = orjson.loads(base64.b64decode(answer["patch"]))
+                obj = jsonpatch.apply_patch(obj, ops)
+        return obj
+
+
+def _generation(old: dict | None, new: dict) -> int:
+    """1 on create; +1 when anything but metadata and status changed."""
+    if old is None:
+        return 1
+    before = old["metadata"].get("generation", 1)
+    changed = _without(old, "metadata", "status", "kind", "apiVersion") != _without(
+        new, "metadata", "status", "kind", "apiVersion")
+    return before + 1 if changed else before
+
 
 class _QuietServer(ThreadingHTTPServer):
     allow_reuse_address = True
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # clients that go away (timeouts, dropped watches) are part of the tests
+
+
+_PATH = re.compile(r"(?P<prefix>/api/v1|/apis/(?P<group>[^/]+)/(?P<version>[^/]+))(?:/(?P<rest>.*))?")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -153,66 +623,109 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def _send_json(self, code: int, body: dict) -> None:
-        data = json.dumps(body).encode()
+    def _send_json(self, code: int, body: dict, warnings: list[str] = ()) -> None:  # type: ignore[assignment]
+        data = orjson.dumps(body)
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for text in warnings:
+            self.send_header("Warning", '299 - "%s"' % text.replace('"', "'"))
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802
-        fake = self.server_fake
+    def _route(self) -> tuple[Resource | None, str, str, str, dict[str, str], str]:
+        """(resource, namespace, name, subresource, query, path); resource None for discovery."""
         url = urlparse(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        watch = query.get("watch") in ("true", "1")
-        fake.requests.append(("WATCH " if watch else "GET ") + url.path)
-        path = url.path
-        m = re.fullmatch(r"/apis/apps/v1/namespaces/([^/]+)/controllerrevisions/([^/]+)", path)
-        if m:
-            return self._get_one(fake.revisions.get((m[1], m[2])), f'controllerrevisions.apps "{m[2]}" not found')
-        m = re.fullmatch(GROUP_PATH + r"/namespaces/([^/]+)/([^/]+)/([^/]+)", path)
-        if m and m[2] in PLURAL_KIND:
-            return self._get_one(fake.objects[m[2]].get((m[1], m[3])),
-                                 f'{m[2]}.instancetype.kubevirt.io "{m[3]}" not found')
-        m = re.fullmatch(GROUP_PATH + r"/([^/]+)(?:/([^/]+))?", path)
-        if m and m[1] in PLURAL_KIND:
-            if m[2]:
-                return self._get_one(fake.objects[m[1]].get(("", m[2])),
-                                     f'{m[1]}.instancetype.kubevirt.io "{m[2]}" not found')
-            return self._watch(m[1], query) if watch else self._list(m[1], PLURAL_KIND[m[1]][0])
-        if path == "/api/v1/namespaces":
-            return self._watch("namespaces", query) if watch else self._list("namespaces", "Namespace")
-        self._send_json(404, status(404, "NotFound", f"the server could not find {path}"))
-
-    def _get_one(self, obj: dict | None, missing: str) -> None:
-        if self.server_fake.hang_gets:
-            time.sleep(self.server_fake.hang_gets)
-        if obj is None:
-            return self._send_json(404, status(404, "NotFound", missing))
-        self._send_json(200, obj)
-
-    def _list(self, plural: str, kind: str) -> None:
+        path = url.path.rstrip("/")
+        m = _PATH.fullmatch(path)
         fake = self.server_fake
-        with fake.lock:
-            items = [copy.deepcopy(o) for o in fake.objects[plural].values()]
-            for item in items:  # real list items carry no kind/apiVersion
-                item.pop("kind", None)
-                item.pop("apiVersion", None)
-            rv = str(fake.rv)
-        api_version = "v1" if plural == "namespaces" else "instancetype.kubevirt.io/v1beta1"
-        self._send_json(200, {"kind": f"{kind}List", "apiVersion": api_version,
-                              "metadata": {"resourceVersion": rv}, "items": items})
+        if not m or (m["group"] and m["group"] in fake.uninstalled):
+            raise APIError(404, "NotFound", "the server could not find the requested resource")
+        parts = (m["rest"] or "").split("/") if m["rest"] else []
+        namespace = ""
+        if len(parts) >= 3 and parts[0] == "namespaces":
+            namespace, parts = parts[1], parts[2:]
+        if not parts:
+            return None, "", "", "", query, path
+        res = fake.resources.get((m["prefix"], parts[0]))
+        if res is None or len(parts) > 3 or (namespace and not res.namespaced):
+            raise APIError(404, "NotFound", "the server could not find the requested resource")
+        name = parts[1] if len(parts) > 1 else ""
+        sub = parts[2] if len(parts) > 2 else ""
+        if sub and (sub != "status" or not res.status):
+            raise APIError(404, "NotFound", "the server could not find the requested resource")
+        if name and res.namespaced and not namespace:
+            raise APIError(404, "NotFound", "the server could not find the requested resource")
+        return res, namespace, name, sub, query, path
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _serve(self, verb: str) -> None:
+        fake = self.server_fake
+        body = self._read_body() if verb in ("POST", "PUT", "PATCH", "DELETE") else b""
+        try:
+            res, namespace, name, sub, query, path = self._route()
+            watch = verb == "GET" and query.get("watch") in ("true", "1")
+            fake.requests.append(("WATCH " if watch else verb + " ") + path)
+            if res is None:
+                if verb != "GET":
+                    raise APIError(405, "MethodNotAllowed", "the server does not allow this method")
+                return self._send_json(200, self._discovery(path))
+            if verb == "GET":
+                if watch:
+                    return self._watch(res, namespace, query)
+                if not name:
+                    return self._send_json(200, fake.list(res, namespace, query))
+                if fake.hang_gets:
+                    time.sleep(fake.hang_gets)
+                return self._send_json(200, fake.get_one(res, namespace, name))
+            if (verb == "POST") == bool(name):
+                raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+            code, answer, warnings = fake.write(verb, res, namespace, name, sub, body,
+                                                self.headers.get("Content-Type") or "", query)
+            self._send_json(code, answer, warnings)
+        except APIError as exc:
+            self._send_json(exc.code, exc.body)
+
+    def _discovery(self, path: str) -> dict:
+        fake = self.server_fake
+        prefix = path
+        resources = [{"name": r.plural, "singularName": r.kind.lower(), "namespaced": r.namespaced, "kind": r.kind,
+                      "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]}
+                     for (p, _), r in fake.resources.items() if p == prefix]
+        if not resources:
+            raise APIError(404, "NotFound", "the server could not find the requested resource")
+        group_version = prefix.removeprefix("/apis/").removeprefix("/api/")
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._serve("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._serve("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._serve("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._serve("DELETE")
 
     def _chunk(self, event: dict) -> None:
-        data = json.dumps(event).encode() + b"\n"
+        data = orjson.dumps(event) + b"\n"
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
-    def _watch(self, plural: str, query: dict[str, str]) -> None:
+    def _watch(self, res: Resource, namespace: str, query: dict[str, str]) -> None:
         fake = self.server_fake
         since = int(query.get("resourceVersion") or 0)
         until = time.monotonic() + float(query.get("timeoutSeconds") or 300)
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -225,18 +738,29 @@ class _Handler(BaseHTTPRequestHandler):
                     410, "Expired", f"too old resource version: {since} ({fake.oldest - 1})")})
                 self.wfile.write(b"0\r\n\r\n")
                 return
-            sent = since
+            sent, quiet_since = since, time.monotonic()
             while time.monotonic() < until:
                 with fake.lock:
                     if self.connection not in fake.watchers:
                         return  # dropped
-                    pending = [e for e in fake.history if e[0] > sent and e[1] == plural]
+                    events = fake.history.get(res.plural, [])
+                    pending = [e for e in events[bisect.bisect_right(events, (sent, "\uffff")):]
+                               if not namespace or e[2]["metadata"].get("namespace") == namespace]
                     if not pending:
                         fake.lock.wait(0.1)
-                        continue
-                for rv, _, kind, obj in pending:
+                        current, gap = fake.rv, fake.oldest > sent + 1
+                if not pending:
+                    # a bookmark never carries a watcher over changes it missed (notify=False, compaction)
+                    if bookmarks and not gap and time.monotonic() - quiet_since >= fake.bookmark_interval:
+                        self._chunk({"type": "BOOKMARK", "object": {
+                            "kind": res.kind, "apiVersion": res.api_version,
+                            "metadata": {"resourceVersion": str(max(current, sent))}}})
+                        sent, quiet_since = max(current, sent), time.monotonic()
+                    continue
+                for rv, kind, obj in pending:
                     self._chunk({"type": kind, "object": obj})
                     sent = rv
+                quiet_since = time.monotonic()
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
             return
