@@ -15,6 +15,7 @@ validate_vm then expand).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.kubevirt.causes import ExpandError, Verdict
@@ -59,6 +60,50 @@ def finish_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
     return flat
 
 
+@dataclass
+class VMAnswer:
+    """What /mutate answers for one VM write, before it is wrapped in an AdmissionReview response.
+
+    `action`: "deny" (verdict holds the causes), "allow" (kept as is) or "patch" (ops turn the VM into
+    `flat`). Audit and sweep (app/fleet/) decide through this same function, so they cannot disagree.
+    """
+
+    action: str
+    verdict: Verdict
+    policy: str
+    why: str = ""
+    ops: list[dict[str, Any]] = field(default_factory=list)
+    flat: dict[str, Any] | None = None
+    error: ExpandError | None = None  # the expansion error behind a denial, if any
+
+
+def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str, namespace: str,
+              ctx: ReviewContext) -> VMAnswer:
+    """The /mutate decision for a VM CREATE or UPDATE (`old_vm` on UPDATE), without the review envelope."""
+    # upstream's VM mutator instancetype stage first: matcher checks (spec 3.5), inferFromVolume
+    stage = mutate_vm(vm, old_vm if operation == "UPDATE" else None, ctx.source, ctx.cluster)
+    if not stage.verdict.allowed:
+        return VMAnswer("deny", stage.verdict, ctx.policy, "matchers")
+    decision = decide(ctx.policy, operation, vm, old_vm, namespace, ctx.namespace_labels)
+    if not decision.expand:
+        return VMAnswer("allow", Verdict.allow(decision.warnings), decision.policy, decision.why)
+
+    # validate_vm and expand in one pass (app.kubevirt.review): the same answers, half the work
+    verdict, flat, exc = check_and_expand(with_namespace(vm, namespace), ctx.source, ctx.cluster)
+    if exc is not None:
+        # A reference that does not resolve is the real reason (validation ignored it); otherwise
+        # the validator's answer comes first, as /validate would give it.
+        if verdict.allowed or exc.kind in ("notFound", "badRequest"):
+            return VMAnswer("deny", expansion_denial(exc, decision.policy), decision.policy, decision.why, error=exc)
+        return VMAnswer("deny", verdict, decision.policy, decision.why, error=exc)
+    if not verdict.allowed:
+        return VMAnswer("deny", verdict, decision.policy, decision.why)
+    flat = finish_flat(vm, flat, namespace, ctx)
+    ops = make_patch(vm, flat)
+    allowed = Verdict.allow([*decision.warnings, *verdict.warnings])
+    return VMAnswer("patch" if ops else "allow", allowed, decision.policy, decision.why, ops, flat)
+
+
 def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     request = review["request"]
     gvk = request["kind"]
@@ -69,27 +114,8 @@ def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     vm = request["object"]
     if type(vm.get("metadata")) is dict and vm["metadata"].get("deletionTimestamp"):
         return _allow(review, kind, "skipped")
-    # upstream's VM mutator instancetype stage first: matcher checks (spec 3.5), inferFromVolume
-    stage = mutate_vm(vm, request.get("oldObject") if operation == "UPDATE" else None, ctx.source, ctx.cluster)
-    if not stage.verdict.allowed:
-        return _deny(review, kind, stage.verdict, ctx.policy)
-    namespace = namespace_of(request, vm)
-    decision = decide(ctx.policy, operation, vm, request.get("oldObject"), namespace, ctx.namespace_labels)
-    if not decision.expand:
-        return _allow(review, kind, "allowed", decision.policy, decision.warnings)
-
-    # validate_vm and expand in one pass (app.kubevirt.review): the same answers, half the work
-    verdict, flat, exc = check_and_expand(with_namespace(vm, namespace), ctx.source, ctx.cluster)
-    if exc is not None:
-        # A reference that does not resolve is the real reason (validation ignored it); otherwise
-        # the validator's answer comes first, as /validate would give it.
-        if verdict.allowed or exc.kind in ("notFound", "badRequest"):
-            return _deny(review, kind, expansion_denial(exc, decision.policy), decision.policy)
-        return _deny(review, kind, verdict, decision.policy)
-    if not verdict.allowed:
-        return _deny(review, kind, verdict, decision.policy)
-    flat = finish_flat(vm, flat, namespace, ctx)
-    ops = make_patch(vm, flat)
-    allowed = Verdict.allow([*decision.warnings, *verdict.warnings])
-    return Outcome(True, rv.response(review, allowed, ops), kind, "patched" if ops else "allowed",
-                   patch_ops=len(ops), policy=decision.policy)
+    answer = answer_vm(vm, request.get("oldObject"), operation, namespace_of(request, vm), ctx)
+    if answer.action == "deny":
+        return _deny(review, kind, answer.verdict, answer.policy)
+    return Outcome(True, rv.response(review, answer.verdict, answer.ops), kind, "patched" if answer.ops else "allowed",
+                   patch_ops=len(answer.ops), policy=answer.policy)
