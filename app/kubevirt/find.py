@@ -7,14 +7,16 @@ Order for a matcher on a VM in namespace `ns`:
    `instancetype.kubevirt.io/object-name` label equals the matcher name;
 4. the kind (case-insensitive singular/plural resource name; empty = the cluster kind) picks a
    namespaced (`ns/<name>`) or cluster (`<name>`) lookup; anything else is a bad request.
+A revision's stored object is decoded by `app.kubevirt.revision.stored_spec` (upstream's compatibility
+package: v1beta1 only, Go type names in the errors); the matcher's name and kind are not compared with it.
 Errors are ExpandError values carrying upstream's exact text.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from app.kubevirt.causes import ExpandError
+from app.kubevirt.revision import stored_spec
 from app.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
     CLUSTER_PREFERENCE,
@@ -92,7 +94,7 @@ def _find(vm: dict[str, Any], source: Source, family: _Family) -> dict[str, Any]
     namespace = _namespace(vm, source)
     revision = _find_revision(vm, matcher, namespace, source, family)
     if revision is not None:
-        return _spec_from_revision(revision, (family.namespaced, family.cluster))
+        return stored_spec(revision, (family.namespaced, family.cluster))
     kind = family.resolve_kind(str(matcher.get("kind") or ""))
     name = str(matcher.get("name") or "")
     obj = source.get(kind, name, namespace)
@@ -134,18 +136,3 @@ def _get_revision(source: Source, name: str, namespace: str) -> dict[str, Any]:
     if revision is None:
         raise not_found("controllerrevisions.apps", name)
     return revision
-
-
-def _spec_from_revision(revision: dict[str, Any], kinds: tuple[str, str]) -> dict[str, Any]:
-    data = revision.get("data")
-    if isinstance(data, (str, bytes)):
-        try:
-            data = json.loads(data)
-        except ValueError:
-            raise ExpandError("badRequest", "unexpected type in ControllerRevision: <undecodable>") from None
-    if not isinstance(data, dict):
-        raise ExpandError("badRequest", f"unexpected type in ControllerRevision: {type(data).__name__}")
-    kind = data.get("kind", "")
-    if kind not in kinds:
-        raise ExpandError("badRequest", f"unexpected type in ControllerRevision: {kind or '<none>'}")
-    return _obj(data.get("spec"))

@@ -1,8 +1,13 @@
 """The VM's `spec.instancetype` / `spec.preference` matchers: their validation (spec 3.5) and kind resolution (1.5).
 
-Messages follow upstream's code (pkg/instancetype/webhooks/vm/mutator.go), which differs from spec 3.5 for the
-name/kind rows: upstream says `Name should not be provided when InferFromVolume is used within the
-InstancetypeMatcher` (type FieldValueNotFound), not `Name already set, ...` (FieldValueNotSupported).
+Messages and cause types follow upstream's code (pkg/instancetype/webhooks/vm/mutator.go at the oracle's commit):
+`Name already set, should be cleared before setting inferFromVolume` and `Kind already set, ...` are
+FieldValueNotSupported causes on `spec.<matcher>.name` / `.kind`.
+
+UPDATE (`old_vm` given): when both the old and the new VM have the matcher and they differ, a new `name` with an
+unchanged, non-empty `revisionName` is refused (`the Matcher Name has been updated without updating the
+RevisionName`, on `spec.<matcher>.revisionName`). Only the name is compared: kind or policy changes pass, and so
+does adding, changing or removing a `revisionName`, or adding or removing a whole matcher.
 """
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any
 
-from app.kubevirt.causes import FIELD_VALUE_INVALID, Cause, ExpandError
+from app.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED, Cause, ExpandError
 from app.kubevirt.find import resolve_kind
 
 FIELD_VALUE_NOT_FOUND = "FieldValueNotFound"
@@ -61,11 +66,11 @@ def _validate_one(matcher_value: Mapping[str, Any], matcher: MatcherKind) -> lis
         causes.append(Cause(FIELD_VALUE_NOT_FOUND, f"Either Name or InferFromVolume should be provided {within}", base))
     if infer and name:
         causes.append(
-            Cause(FIELD_VALUE_NOT_FOUND, f"Name should not be provided when InferFromVolume is used {within}", f"{base}.name")
+            Cause(FIELD_VALUE_NOT_SUPPORTED, "Name already set, should be cleared before setting inferFromVolume", f"{base}.name")
         )
     if infer and matcher_value.get("kind"):
         causes.append(
-            Cause(FIELD_VALUE_NOT_FOUND, f"Kind should not be provided when InferFromVolume is used {within}", f"{base}.kind")
+            Cause(FIELD_VALUE_NOT_SUPPORTED, "Kind already set, should be cleared before setting inferFromVolume", f"{base}.kind")
         )
     policy = matcher_value.get("inferFromVolumeFailurePolicy")
     if policy is not None and policy not in FAILURE_POLICIES:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.kubevirt.causes import ExpandError
+from app.kubevirt.configuration import settings_from_configuration
 from app.kubevirt.expand import expand
 from app.kubevirt.source import InMemorySource
 
@@ -19,7 +20,8 @@ def source_for(case_input: dict[str, Any]) -> InMemorySource:
 def expand_outcome(case: dict[str, Any]) -> dict[str, Any]:
     case_input = case["input"]
     try:
-        return {"vm": expand(case_input["vm"], source_for(case_input))}
+        settings = settings_from_configuration(case_input.get("kubevirtConfiguration"))
+        return {"vm": expand(case_input["vm"], source_for(case_input), settings)}
     except ExpandError as err:
         out: dict[str, Any] = {"error": err.message, "kind": err.kind}
         if err.causes:

@@ -32,13 +32,14 @@ def test_e18_kind_without_name():
 
 def test_name_and_infer_from_volume_together():
     assert fields(validate_matchers(vm(preference={"name": "x", "inferFromVolume": "root"}))) == [
-        ("FieldValueNotFound", "spec.preference.name", "Name should not be provided when InferFromVolume is used within the PreferenceMatcher")
+        ("FieldValueNotSupported", "spec.preference.name", "Name already set, should be cleared before setting inferFromVolume")
     ]
 
 
 def test_kind_and_infer_from_volume_together():
     causes = validate_matchers(vm({"kind": "virtualmachineinstancetype", "inferFromVolume": "root"}))
-    assert [c.field for c in causes] == ["spec.instancetype.kind"]
+    assert fields(causes) == [
+        ("FieldValueNotSupported", "spec.instancetype.kind", "Kind already set, should be cleared before setting inferFromVolume")]
 
 
 def test_bad_failure_policy():
@@ -94,3 +95,37 @@ def test_short_names_and_wrong_family_are_unknown():
 def test_unknown_kind_errors_lists_each_bad_matcher():
     errors = unknown_kind_errors(vm({"name": "a", "kind": "Thing"}, {"name": "b", "kind": "virtualmachinepreferences"}))
     assert [(m.field, text) for m, text in errors] == [("instancetype", "got unexpected kind in InstancetypeMatcher: Thing")]
+
+
+RENAMED = "the Matcher Name has been updated without updating the RevisionName"
+
+
+@pytest.mark.parametrize(
+    "old,new,expected",
+    [
+        # (old spec matchers, new spec matchers, the cause fields upstream reports)
+        ({"instancetype": {"name": "a", "revisionName": "r"}}, {"instancetype": {"name": "a", "revisionName": "r", "kind": "VirtualMachineInstancetype"}}, []),
+        ({"preference": {"name": "p", "revisionName": "r"}}, {"preference": {"name": "q", "revisionName": "r"}}, ["spec.preference.revisionName"]),
+        ({"preference": {"name": "p", "revisionName": "r"}}, {"preference": {"name": "q", "revisionName": "r2"}}, []),
+        ({"instancetype": {"name": "a"}}, {"instancetype": {"name": "a", "revisionName": "other"}}, []),
+        ({"instancetype": {"name": "a", "revisionName": "r"}}, {"instancetype": {"name": "a"}}, []),
+        ({"instancetype": {"name": "a"}}, {"instancetype": {"name": "b"}}, []),
+        ({}, {"instancetype": {"name": "b", "revisionName": "r"}}, []),
+        # both renamed with their revisions kept: only the instance type's cause
+        ({"instancetype": {"name": "a", "revisionName": "r"}, "preference": {"name": "p", "revisionName": "s"}},
+         {"instancetype": {"name": "b", "revisionName": "r"}, "preference": {"name": "q", "revisionName": "s"}},
+         ["spec.instancetype.revisionName"]),
+        # the UPDATE check comes before the matcher checks of the new VM
+        ({"instancetype": {"name": "a", "revisionName": "r"}},
+         {"instancetype": {"name": "b", "revisionName": "r"}, "preference": {}}, ["spec.instancetype.revisionName"]),
+        ({"instancetype": {"name": "a"}}, {"instancetype": {"name": "a", "inferFromVolume": "root"}}, ["spec.instancetype.name"]),
+    ],
+)
+def test_update_matcher_checks(old, new, expected):
+    causes = validate_matchers({"spec": new}, {"spec": old})
+    assert [c.field for c in causes] == expected
+    assert all(c.message == RENAMED and c.reason == "FieldValueInvalid" for c in causes if c.field.endswith("revisionName"))
+
+
+def test_update_checks_do_not_run_on_create():
+    assert validate_matchers(vm({"name": "b", "revisionName": "r"})) == []

@@ -54,7 +54,7 @@ def test_infer_with_name_and_bad_failure_policy(client: httpx.Client):
     vm = vm_with(preference={"name": "fedora", "inferFromVolume": "rootdisk", "inferFromVolumeFailurePolicy": "Maybe"})
     causes = denied(post(client, "/mutate", review(vm)))
     assert [(c["reason"], c["field"]) for c in causes] == [
-        ("FieldValueNotFound", "spec.preference.name"),
+        ("FieldValueNotSupported", "spec.preference.name"),
         ("FieldValueInvalid", "spec.preference.inferFromVolumeFailurePolicy")]
     assert "Invalid value 'Maybe' for InferFromVolumeFailurePolicy" in causes[1]["message"]
 
