@@ -1,14 +1,18 @@
 """libvirt domain XML generator: what virt-launcher's converter would hand libvirt for a VMI (or a flat VM).
 
 Pure: no I/O. Entry points:
-- render_domain(vmi, context=None, env=None) -> XML text (raises DomainError when upstream's converter would fail)
+- render_domain(vmi, context=None, env=None, config=None) -> XML text (raises DomainError when upstream's
+  converter would fail); `config` (app.domxml.cluster.domain_config(KubeVirt CR configuration)) drives the
+  VMI defaults and the launcher context
 - vmi_from_vm(vm, uid=None) -> the VMI virt-controller would create
+- render_stored_vm(...) (app.domxml.stored) -> the XML of a VM as it will be stored under a policy
 - canonical_xml(xml), xml_equal(a, b) -> compare domain XML semantically
 """
 from __future__ import annotations
 
 from lxml import etree
 
+from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig, domain_config
 from app.domxml.compare import canonical_xml, xml_equal
 from app.domxml.context import LauncherContext, NumaCell, SMBios, context_from_converter
 from app.domxml.domain import build_domain
@@ -16,25 +20,30 @@ from app.domxml.errors import DomainError
 from app.domxml.vmi import vmi_from_vm
 from app.domxml.vmi_defaults import apply_vmi_defaults
 
-__all__ = ["DomainError", "LauncherContext", "NumaCell", "SMBios", "canonical_xml", "context_from_converter",
-           "render_domain", "render_domain_element", "vmi_from_vm", "xml_equal"]
+__all__ = ["DomainConfig", "DomainError", "LauncherContext", "NumaCell", "SMBios", "canonical_xml",
+           "context_from_converter", "domain_config", "render_domain", "render_domain_element", "vmi_from_vm",
+           "xml_equal"]
 
 
-def render_domain_element(vmi: dict, context: LauncherContext | None = None, env: dict | None = None):
+def render_domain_element(vmi: dict, context: LauncherContext | None = None, env: dict | None = None,
+                          config: DomainConfig | None = None):
     if not isinstance(vmi, dict) or not isinstance(vmi.get("spec"), dict):
         raise DomainError("not a VirtualMachineInstance: spec is missing")
     if not isinstance(vmi["spec"].get("domain", {}), dict):
         raise DomainError("spec.domain must be an object")
     ctx = (context or LauncherContext()).with_env(env)
+    if config is not None:
+        ctx = config.launcher_context(ctx)
     try:
-        return build_domain(apply_vmi_defaults(vmi), ctx)
+        return build_domain(apply_vmi_defaults(vmi, config or DEFAULT_DOMAIN_CONFIG), ctx)
     except DomainError:
         raise
     except (TypeError, AttributeError, KeyError, ValueError) as exc:  # malformed VMI fields
         raise DomainError(f"cannot convert the VMI: malformed field ({type(exc).__name__}: {exc})") from exc
 
 
-def render_domain(vmi: dict, context: LauncherContext | None = None, env: dict | None = None) -> str:
+def render_domain(vmi: dict, context: LauncherContext | None = None, env: dict | None = None,
+                  config: DomainConfig | None = None) -> str:
     """The domain XML (two-space indented, like upstream's xml.MarshalIndent) for a VMI."""
-    root = render_domain_element(vmi, context, env)
+    root = render_domain_element(vmi, context, env, config)
     return etree.tostring(root, pretty_print=True, encoding="unicode")

@@ -1,29 +1,72 @@
-"""The conformance runner's `domxml` section check (imported by app.conformance as a plugin).
+"""The conformance runner's domain XML checks (imported by app.conformance as a plugin), one per member:
 
-render_domain(input.vmi, context from input.converter) must equal expected.xml canonically, or fail when
-upstream's converter failed (the error texts are compared after that).
+- `domxml.expected`: render_domain(input.vmi) under the case's kubevirtConfiguration, with the context from
+  input.converter, equals expected.xml canonically (or fails with upstream's error text);
+- `domxml.fromVm`: the flat `expected.vm` started as virt-controller starts it (app.domxml.vmi.vmi_from_vm,
+  with input.vmi's uid and firmware uuid), then rendered the same way, equals fromVm.xml (or its error).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from app.conformance import Difference, register_section
-from app.domxml import DomainError, context_from_converter, render_domain, xml_equal
+from app.conformance import SECTIONS, Difference, register_section
+from app.domxml import DomainError, context_from_converter, domain_config, render_domain, vmi_from_vm, xml_equal
 
 
-def check_domxml(case: dict[str, Any]) -> Difference | None:
+def _render(case: dict[str, Any], vmi: Callable[[], dict]) -> str:
     section = case["domxml"]
-    case_input, expected = section.get("input") or {}, section.get("expected") or {}
+    case_input = section.get("input") or {}
+    config = domain_config((case.get("input") or {}).get("kubevirtConfiguration"))
+    return render_domain(vmi(), context_from_converter(case_input.get("converter")), config=config)
+
+
+def _compare(member: str, render: Callable[[], str], expected: dict[str, Any]) -> Difference | None:
     try:
-        xml = render_domain(case_input.get("vmi") or {}, context_from_converter(case_input.get("converter")))
+        xml = render()
     except DomainError as exc:
         if "error" in expected:
-            return None if str(exc) == expected["error"] else Difference("domxml.error", str(exc), expected["error"])
-        return Difference("domxml", f"error: {exc}", "xml")
+            return None if str(exc) == expected["error"] else Difference(f"{member}.error", str(exc), expected["error"])
+        return Difference(member, f"error: {exc}", "xml")
     if "error" in expected:
-        return Difference("domxml", "xml", f"error: {expected['error']}")
+        return Difference(member, "xml", f"error: {expected['error']}")
     equal, where = xml_equal(xml, expected.get("xml", ""))
-    return None if equal else Difference(f"domxml{where}", "our XML", "upstream's XML")
+    return None if equal else Difference(f"{member}{where}", "our XML", "upstream's XML")
 
 
-register_section("domxml", check_domxml)
+def started_vmi(case: dict[str, Any]) -> dict:
+    """The VMI virt-controller creates for the case's flat VM, stored after a CREATE (input.vmi's firmware
+    uuid in the template when it has none) and given input.vmi's uid."""
+    section = case["domxml"]
+    input_vmi = (section.get("input") or {}).get("vmi") or {}
+    vm = _with_firmware_uuid(case["expected"]["vm"], ((input_vmi.get("spec") or {}).get("domain") or {})
+                             .get("firmware", {}).get("uuid"))
+    return vmi_from_vm(vm, uid=(input_vmi.get("metadata") or {}).get("uid"))
+
+
+def _with_firmware_uuid(vm: dict, firmware_uuid: str | None) -> dict:
+    template_spec = ((vm.get("spec") or {}).get("template") or {}).get("spec") or {}
+    firmware = (template_spec.get("domain") or {}).get("firmware") or {}
+    if firmware.get("uuid") or not firmware_uuid:
+        return vm
+    domain = {**(template_spec.get("domain") or {}), "firmware": {**firmware, "uuid": firmware_uuid}}
+    template = {**vm["spec"]["template"], "spec": {**template_spec, "domain": domain}}
+    return {**vm, "spec": {**vm["spec"], "template": template}}
+
+
+def check_expected(case: dict[str, Any]) -> Difference | None:
+    section = case["domxml"]
+    return _compare("domxml.expected", lambda: _render(case, lambda: (section.get("input") or {}).get("vmi") or {}),
+                    section.get("expected") or {})
+
+
+def check_from_vm(case: dict[str, Any]) -> Difference | None:
+    expected = case["domxml"]["fromVm"]
+    if "vm" not in case.get("expected", {}):
+        return None if "error" in expected else Difference("domxml.fromVm", "no flat VM", "xml")
+    return _compare("domxml.fromVm", lambda: _render(case, lambda: started_vmi(case)), expected)
+
+
+register_section("domxml.expected", check_expected, lambda case: "expected" in case.get("domxml", {}))
+register_section("domxml.fromVm", check_from_vm, lambda case: "fromVm" in case.get("domxml", {}))
+# The runner's placeholder for the whole `domxml` section is replaced by the two members above.
+SECTIONS.pop("domxml", None)

@@ -1,15 +1,18 @@
 """The host/launcher facts the converter needs and a VMI does not carry.
 
-Defaults equal the converter context of the conformance oracle (shared/conformance/README.md): amd64,
-/dev/kvm present with emulation allowed, default SMBIOS, balloon stats every 10 s, free page reporting
-and serial console log on, bochs video for EFI guests, OVMF under /usr/share/edk2/ovmf with only the
-secure-boot code file, qcow2 container disks, no block PVCs, and a pod cpuset/host NUMA cell derived
-from the VMI.
+Defaults equal the converter context of the conformance oracle (shared/conformance/README.md): the
+launcher of the VMI's own architecture (`architecture=None`; an explicit architecture must match the
+VMI's), /dev/kvm present with emulation allowed, default SMBIOS, balloon stats every 10 s, free page
+reporting and serial console log on, bochs video for EFI guests, the EFI firmware that architecture's
+launcher image has in the OVMF directory (app/domxml/arch.py), qcow2 container disks, no block PVCs, and a
+pod cpuset/host NUMA cell derived from the VMI. `app.domxml.cluster` builds one from a KubeVirt CR.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Mapping
+
+from app.domxml.arch import DEFAULT_OVMF_PATHS, IMAGE_FIRMWARE, EFIEnvironment, detect_efi
 
 GIB = 2**30
 
@@ -34,7 +37,7 @@ class NumaCell:
 
 @dataclass(frozen=True)
 class LauncherContext:
-    architecture: str = "amd64"
+    architecture: str | None = None  # None: the launcher of the VMI's architecture
     hypervisor_device_available: bool = True
     allow_emulation: bool = True
     smbios: SMBios | None = field(default_factory=SMBios)
@@ -42,11 +45,8 @@ class LauncherContext:
     free_page_reporting: bool = True
     serial_console_log: bool = True
     bochs_for_efi_guests: bool = True
-    ovmf_dir: str = "/usr/share/edk2/ovmf"
-    efi_code: str | None = None  # OVMF_CODE.fd is absent on the oracle's image
-    efi_vars: str | None = "OVMF_VARS.fd"
-    efi_code_secure_boot: str | None = "OVMF_CODE.secboot.fd"
-    efi_vars_secure_boot: str | None = "OVMF_VARS.secboot.fd"
+    ovmf_dirs: Mapping[str, str] = field(default_factory=lambda: DEFAULT_OVMF_PATHS)  # per architecture
+    firmware_files: Mapping[str, frozenset[str]] = field(default_factory=lambda: IMAGE_FIRMWARE)  # per architecture
     root_launcher: bool = False
     container_disk_format: str = "qcow2"
     container_disk_formats: Mapping[str, str] = field(default_factory=dict)
@@ -58,15 +58,10 @@ class LauncherContext:
     shared_cpuset_size: int = 16
     env: Mapping[str, str] = field(default_factory=dict)  # device-plugin variables (PCI addresses)
 
-    def efi_files(self, secure_boot: bool) -> tuple[str, str] | None:
-        """(code, vars) paths for EFI, with virt-launcher's fallback to the secure-boot code file."""
-        if secure_boot:
-            code, vars_ = self.efi_code_secure_boot, self.efi_vars_secure_boot
-        else:
-            code, vars_ = self.efi_code or self.efi_code_secure_boot, self.efi_vars
-        if not code or not vars_:
-            return None
-        return f"{self.ovmf_dir}/{code}", f"{self.ovmf_dir}/{vars_}"
+    def efi_environment(self, architecture: str) -> EFIEnvironment:
+        """The EFI firmware the launcher of ``architecture`` finds in the OVMF directory it is given."""
+        return detect_efi(architecture, self.ovmf_dirs.get(architecture, ""),
+                          self.firmware_files.get(architecture, frozenset()))
 
     def pod_cpuset(self, vcpus: int, dedicated: bool, emulator_threads: int) -> tuple[int, ...]:
         if self.cpuset is not None:

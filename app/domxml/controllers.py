@@ -8,6 +8,8 @@ from app.domxml.iothreads import IOThreadPlan
 
 
 def usb_needed(conv: Conversion) -> bool:
+    if conv.arch.usb_always or conv.arch.usb_never:
+        return conv.arch.usb_always
     devices = conv.devices
     if any((i.get("bus") or "usb") == "usb" for i in devices.get("inputs") or []):
         return True
@@ -18,14 +20,14 @@ def usb_needed(conv: Conversion) -> bool:
 
 def controller_elements(conv: Conversion, iothreads: IOThreadPlan) -> list[Element]:
     elements = [new("controller", {"type": "usb", "index": 0, "model": "qemu-xhci" if usb_needed(conv) else "none"})]
-    iommu = "on" if conv.sev else None
+    iommu = "on" if conv.iommu else None
     devices = conv.devices
     scsi_disks = any(disk_kind(d)[1].get("bus") == "scsi" for d in devices.get("disks") or [])
     if not devices.get("disableHotplug") or scsi_disks:
-        scsi = new("controller", {"type": "scsi", "index": 0, "model": conv.virtio_model})
+        scsi = new("controller", {"type": "scsi", "index": 0, "model": conv.arch.scsi_model or conv.virtio_model})
         _scsi_driver(conv, scsi, iothreads, scsi_disks, iommu)
         elements.append(scsi)
-    if conv.annotations.get("kubevirt.io/disablePCIHole64", "").lower() == "true":
+    if conv.arch.pci_hole64 and conv.annotations.get("kubevirt.io/disablePCIHole64", "").lower() == "true":
         pci = new("controller", {"type": "pci", "index": 0, "model": "pcie-root"})
         sub(pci, "pcihole64", {"unit": "KiB"}, 0)
         elements.append(pci)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from app.domxml.arch import ArchTraits, traits_for
 from app.domxml.context import LauncherContext
 from app.domxml.quantity import quantity_bytes, quantity_value
 
@@ -63,7 +64,12 @@ class Conversion:
 
     @property
     def architecture(self) -> str:
-        return self.spec.get("architecture") or self.ctx.architecture
+        """The launcher's (= converter's) architecture: the context's, else the VMI's (amd64 when empty)."""
+        return self.ctx.architecture or self.spec.get("architecture") or "amd64"
+
+    @cached_property
+    def arch(self) -> ArchTraits:
+        return traits_for(self.architecture)
 
     @property
     def amd64(self) -> bool:
@@ -111,8 +117,7 @@ class Conversion:
 
     @property
     def virtio_model(self) -> str:
-        transitional = self.devices.get("useVirtioTransitional")
-        return "virtio-transitional" if transitional else "virtio-non-transitional"
+        return self.arch.virtio_model(bool(self.devices.get("useVirtioTransitional")))
 
     @property
     def guest_memory(self) -> int:
@@ -143,9 +148,21 @@ class Conversion:
         security = self.launch_security or {}
         return security.get("sev") is not None or security.get("snp") is not None
 
+    @property
+    def secure_execution(self) -> bool:
+        """IBM Secure Execution (s390x with launchSecurity): no <launchSecurity>, iommu on every virtio device."""
+        return self.launch_security is not None and self.spec.get("architecture") == "s390x"
+
+    @property
+    def iommu(self) -> bool:
+        """Virtio devices need iommu="on" (SEV/SNP or Secure Execution)."""
+        return self.sev or self.secure_execution
+
     @cached_property
     def memfd(self) -> bool:
         """Memory backed by memfd: hugepages (unless the annotation disables it) or shared memory."""
+        if not self.arch.memfd:
+            return False
         if self.memory.get("hugepages") is not None and self.annotations.get("kubevirt.io/memfd") != "false":
             return True
         return self.shared_memory

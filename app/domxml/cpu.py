@@ -10,7 +10,7 @@ HOST_MODES = ("host-model", "host-passthrough")
 def max_topology(conv: Conversion) -> tuple[int, int, int]:
     """The domain topology: sockets widened to cpu.maxSockets when CPU hotplug is on."""
     sockets, cores, threads = conv.topology
-    if conv.cpu.get("maxSockets") and conv.amd64:
+    if conv.cpu.get("maxSockets") and conv.arch.cpu_hotplug:
         sockets = int(conv.cpu["maxSockets"])
     return sockets, cores, threads
 
@@ -24,7 +24,7 @@ def cpu_element(conv: Conversion) -> Element:
     for feature in conv.cpu.get("features") or []:
         names.add(feature.get("name"))
         sub(cpu, "feature", {"name": feature.get("name"), "policy": feature.get("policy") or None})
-    if conv.amd64 and model not in HOST_MODES and "mpx" not in names:
+    if conv.arch.mpx_validation and model not in HOST_MODES and "mpx" not in names:
         sub(cpu, "feature", {"name": "mpx", "policy": "disable"})
     sockets, cores, threads = max_topology(conv)
     sub(cpu, "topology", {"sockets": sockets, "cores": cores, "threads": threads})
@@ -39,7 +39,7 @@ def vcpu_elements(conv: Conversion) -> list[Element]:
     sockets, cores, threads = max_topology(conv)
     total = sockets * cores * threads
     elements = [new("vcpu", {"placement": "static"}, total)]
-    if conv.cpu.get("maxSockets") and conv.amd64:
+    if conv.cpu.get("maxSockets") and conv.arch.cpu_hotplug:
         vcpus = new("vcpus")
         current, first_socket = conv.vcpus, cores * threads
         for vcpu_id in range(total):

@@ -35,12 +35,12 @@ def video_elements(conv: Conversion) -> list[Element]:
     user_video = conv.devices.get("video")
     if user_video is not None:
         sub(video, "model", {"type": user_video.get("type"), "heads": VIDEO_HEADS, "vram": VIDEO_VRAM})
-    elif conv.amd64 and conv.ctx.bochs_for_efi_guests and conv.efi is not None:
+    elif conv.arch.video != "vga":
+        sub(video, "model", {"type": conv.arch.video, "heads": VIDEO_HEADS})
+    elif conv.ctx.bochs_for_efi_guests and conv.efi is not None:
         sub(video, "model", {"type": "bochs", "heads": VIDEO_HEADS})
-    elif conv.amd64:
-        sub(video, "model", {"type": "vga", "heads": VIDEO_HEADS, "vram": VIDEO_VRAM})
     else:
-        sub(video, "model", {"type": "virtio", "heads": VIDEO_HEADS})
+        sub(video, "model", {"type": "vga", "heads": VIDEO_HEADS, "vram": VIDEO_VRAM})
     return [video]
 
 
@@ -66,7 +66,7 @@ def memballoon_element(conv: Conversion) -> Element:
     balloon = new("memballoon", {"model": conv.virtio_model})
     if conv.ctx.mem_balloon_stats_period:
         sub(balloon, "stats", {"period": conv.ctx.mem_balloon_stats_period})
-    if conv.sev:
+    if conv.iommu:
         sub(balloon, "driver", {"iommu": "on"})
     balloon.set("freePageReporting", on_off(free_page_reporting(conv)))
     return balloon
@@ -85,6 +85,11 @@ def input_elements(conv: Conversion) -> list[Element]:
         if bus == "virtio":
             element.set("model", "virtio")
         elements.append(element)
+    if not graphics_disabled(conv):
+        has_tablet = any(inp.get("type") == "tablet" for inp in conv.devices.get("inputs") or [])
+        for kind, bus in conv.arch.extra_inputs:
+            if kind != "tablet" or not has_tablet:
+                elements.append(new("input", {"type": kind, "bus": bus}))
     return elements
 
 
@@ -104,10 +109,15 @@ def console_elements(conv: Conversion) -> list[Element]:
 
 def watchdog_elements(conv: Conversion) -> list[Element]:
     watchdog = conv.devices.get("watchdog")
-    if watchdog is None or not conv.amd64:
+    if watchdog is None:
         return []
-    esb = watchdog.get("i6300esb") or {}
-    element = new("watchdog", {"model": "i6300esb", "action": esb.get("action") or "reset"})
+    if conv.architecture == "arm64":
+        raise DomainError("watchdog is not supported on architecture ARM64")
+    model = "diag288" if conv.architecture == "s390x" else "i6300esb"
+    device = watchdog.get(model)
+    if device is None:
+        raise DomainError(f"watchdog {watchdog.get('name') or ''} can't be mapped, no watchdog type specified")
+    element = new("watchdog", {"model": model, "action": device.get("action") or None})
     sub(element, "alias", {"name": f"ua-{watchdog.get('name')}"})
     return [element]
 
@@ -117,7 +127,7 @@ def rng_elements(conv: Conversion) -> list[Element]:
         return []
     rng = new("rng", {"model": conv.virtio_model})
     sub(rng, "backend", {"model": "random"}, "/dev/urandom")
-    if conv.sev:
+    if conv.iommu:
         sub(rng, "driver", {"iommu": "on"})
     return [rng]
 

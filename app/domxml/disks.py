@@ -196,7 +196,7 @@ def _driver(conv: Conversion, element: Element, disk: dict, kind: str, bus: str,
     driver = sub(element, "driver", {
         "cache": cache or None, "error_policy": policy, "io": disk.get("io") or None, "name": "qemu",
         "type": source.driver_type, "iothread": thread, "queues": queues if bus == "virtio" else None,
-        "discard": discard, "iommu": "on" if conv.sev and bus == "virtio" else None,
+        "discard": discard, "iommu": "on" if conv.iommu and bus == "virtio" else None,
     })
     pool = iothreads.pool_for(bus)
     if pool:

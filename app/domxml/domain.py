@@ -42,9 +42,11 @@ def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
     conv = Conversion(vmi=vmi, ctx=ctx)
     if not conv.name:
         raise DomainError("the VMI has no metadata.name")
-    if conv.architecture != ctx.architecture:
-        raise DomainError(f"the VMI is for {conv.architecture} but the launcher context is {ctx.architecture}: "
+    vmi_arch = conv.spec.get("architecture") or "amd64"
+    if ctx.architecture and vmi_arch != ctx.architecture:
+        raise DomainError(f"the VMI is for {vmi_arch} but the launcher context is {ctx.architecture}: "
                           "only same-architecture domains are generated")
+    conv.arch  # refuses an architecture without a launcher
     plan = plan_iothreads(conv)
     pinning = Pinning(conv, plan) if conv.dedicated else None
     numa = NumaPassthrough(conv, pinning) if pinning is not None and conv.numa_passthrough else None
@@ -59,8 +61,7 @@ def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
             numa.adjust_backing(backing)
         root.append(backing)
     root.append(os_element(conv))
-    if conv.amd64:
-        root.append(sysinfo_element(conv))
+    root.append(sysinfo_element(conv))
     root.append(_devices(conv, plan))
     clock = clock_element(conv)
     if clock is not None:

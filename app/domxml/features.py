@@ -33,7 +33,7 @@ def features_element(conv: Conversion) -> Element:
         sub(element, "pmu", {"state": "off"})
     elif (conv.launch_security or {}).get("tdx") is not None:
         sub(element, "pmu", {"state": "off"})
-    if conv.amd64:
+    if conv.arch.vmport:
         sub(element, "vmport", {"state": "off"})
     return element
 

@@ -39,9 +39,9 @@ def _tap_interface(conv: Conversion, iface: dict) -> Element:
         sub(element, "link", {"state": "down"})
     sub(element, "alias", {"name": f"ua-{iface['name']}"})
     queues = min(conv.vcpus, MAX_QUEUES) if conv.devices.get("networkInterfaceMultiqueue") and model == "virtio" else None
-    if queues is not None or (conv.sev and model == "virtio"):
-        sub(element, "driver", {"name": "vhost", "queues": queues, "iommu": "on" if conv.sev else None})
-    if conv.amd64 and (iface.get("bootOrder") is None or conv.sev):
+    if queues is not None or (conv.iommu and model == "virtio"):
+        sub(element, "driver", {"name": "vhost", "queues": queues, "iommu": "on" if conv.iommu else None})
+    if conv.arch.rom_tuning and (iface.get("bootOrder") is None or conv.iommu):
         sub(element, "rom", {"enabled": "no"})
     if iface.get("acpiIndex"):
         sub(element, "acpi", {"index": iface["acpiIndex"]})

@@ -11,7 +11,7 @@ SNP_POLICY_DEFAULT = 0x30000  # reserved bit 17 set, SMT allowed (bit 16)
 
 def launch_security_element(conv: Conversion) -> Element | None:
     security = conv.launch_security
-    if security is None:
+    if security is None or not conv.amd64:  # arm64: none; s390x Secure Execution: iommu on devices instead
         return None
     if security.get("sev") is None and security.get("snp") is not None:
         element = new("launchSecurity", {"type": "sev-snp"})

@@ -5,7 +5,6 @@ from app.domxml.conversion import Conversion
 from app.domxml.elements import Element, new, sub
 from app.domxml.errors import DomainError
 
-ARCH_NAMES = {"amd64": "x86_64", "arm64": "aarch64", "s390x": "s390x", "ppc64le": "ppc64le"}
 NVRAM_DIR_ROOT = "/var/lib/libvirt/qemu/nvram"
 NVRAM_DIR_NONROOT = "/var/run/kubevirt-private/libvirt/qemu/nvram"
 KERNEL_BOOT_DIR = "/var/run/kubevirt/container-disks/kernel-boot"
@@ -14,10 +13,10 @@ SECRET_DIR = "/var/run/kubevirt-private/secret"
 
 def os_element(conv: Conversion) -> Element:
     os_el = new("os")
-    machine = (conv.domain.get("machine") or {}).get("type") or "q35"
-    sub(os_el, "type", {"arch": ARCH_NAMES.get(conv.architecture, conv.architecture), "machine": machine}, "hvm")
+    machine = (conv.domain.get("machine") or {}).get("type") or conv.arch.default_machine
+    sub(os_el, "type", {"arch": conv.arch.os_arch, "machine": machine}, "hvm")
     _acpi_tables(conv, os_el)
-    if conv.amd64:
+    if conv.arch.smbios_mode:
         sub(os_el, "smbios", {"mode": "sysinfo"})
     if conv.spec.get("startStrategy") == "Paused":
         sub(os_el, "bootmenu", {"enable": "yes", "timeout": 10000})
@@ -30,13 +29,27 @@ def os_element(conv: Conversion) -> Element:
     return os_el
 
 
+def efi_files(conv: Conversion) -> tuple[str, str]:
+    """(code, vars) as virt-launcher picks them, or its error when the launcher image lacks them.
+
+    No launcher image has SEV, SNP or TDX firmware, so those guests fail here too (firmware auto-selection,
+    which would avoid the files for plain secure boot, is off in the converter context)."""
+    secure = conv.secure_boot
+    security = conv.launch_security or {}
+    snp = security.get("snp") is not None
+    sev = security.get("sev") is not None and not snp
+    tdx = security.get("tdx") is not None
+    files = None if (sev or snp or tdx) else conv.ctx.efi_environment(conv.architecture).files(secure)
+    if files is None:
+        flags = ", ".join(f"{name}={str(value).lower()}" for name, value in
+                          (("SecureBoot", secure), ("SEV/SEV-ES", sev), ("SEV-SNP", snp), ("TDX", tdx)))
+        raise DomainError(f"EFI OVMF roms missing for booting in EFI mode with {flags}")
+    return files
+
+
 def _efi(conv: Conversion, os_el: Element) -> None:
     secure = conv.secure_boot
-    files = conv.ctx.efi_files(secure)
-    if files is None:
-        kind = "SecureBoot" if secure else "EFI"
-        raise DomainError(f"failed to configure VMI: no {kind} firmware (OVMF) files available in {conv.ctx.ovmf_dir}")
-    code, vars_ = files
+    code, vars_ = efi_files(conv)
     sub(os_el, "loader", {"readonly": "yes", "secure": "yes" if secure else "no", "type": "pflash"}, code)
     nvram_dir = NVRAM_DIR_ROOT if conv.ctx.root_launcher else NVRAM_DIR_NONROOT
     sub(os_el, "nvram", {"template": vars_}, f"{nvram_dir}/{conv.name}_VARS.fd")

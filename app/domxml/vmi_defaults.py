@@ -1,118 +1,65 @@
-"""virt-api's VMI create defaults (ApplyNewVMIMutations) for a cluster with an empty configuration on amd64.
+"""virt-api's VMI create defaults (ApplyNewVMIMutations / SetDefaultVirtualMachineInstance) under a cluster
+configuration (app/domxml/cluster.py; default: an empty configuration on amd64).
 
-The converter assumes these ran; the conformance oracle applies them before converting.
+The converter assumes these ran; the conformance oracle applies them before converting. Per architecture:
+amd64 (and anything else) defaults disks to SATA and the watchdog to i6300esb; arm64 to virtio disks, UEFI
+without secure boot and host-passthrough CPUs, with no CPU or memory hotplug; s390x to virtio disks, ACPI
+off and a diag288 watchdog.
 """
 from __future__ import annotations
 
 import copy
 
-from app.domxml.quantity import parse_quantity, quantity_value
+from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig
+from app.domxml.errors import DomainError
+from app.domxml.quantity import parse_quantity
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.defaults import set_vmi_spec_defaults
 
-MAX_HOTPLUG_RATIO = 4
 MAX_VCPUS = 512
 HOTPLUG_ALIGN = 2 * 2**20
 HOTPLUG_ALIGN_1G = 2**30
 MIN_HOTPLUG_GUEST = 2**30
-CDROM_DEFAULT_BUS = DISK_DEFAULT_BUS = "sata"
 DISK_KINDS = ("disk", "cdrom", "lun")
+DEFAULT_DISK_BUS = {"arm64": "virtio", "s390x": "virtio"}  # any other architecture: sata
 HYPERV_DEPENDENCIES = (  # (feature, required feature), leaves first as upstream does
     ("evmcs", "vapic"), ("ipi", "vpindex"), ("tlbflush", "vpindex"), ("synictimer", "synic"), ("synic", "vpindex"),
 )
 TIMERS = ("hpet", "kvm", "pit", "rtc", "hyperv")
 
 
-def apply_vmi_defaults(vmi: dict) -> dict:
+def apply_vmi_defaults(vmi: dict, config: DomainConfig = DEFAULT_DOMAIN_CONFIG) -> dict:
     """A defaulted deep copy of ``vmi``."""
     vmi = copy.deepcopy(vmi)
     spec = vmi.setdefault("spec", {})
-    if not spec.get("architecture"):
-        spec["architecture"] = "amd64"
-    domain = spec.setdefault("domain", {})
-    _machine(domain)
-    _resources(domain)
-    _guest_memory(domain)
-    _cpu_topology(domain)
-    _network(spec)
-    _volume_disks(spec)
+    spec.setdefault("domain", {})
+    try:
+        set_vmi_spec_defaults(spec, config.settings)
+    except ExpandError as exc:  # the default interface cannot be made under this configuration
+        raise DomainError(exc.message) from exc
+    domain = spec["domain"]
+    arch = spec.get("architecture") or ""
+    if arch == "s390x":
+        _s390x_features(domain)
     _object_defaults(domain)
     _hyperv_dependencies(domain)
-    if spec["architecture"] == "amd64":
-        _amd64(domain)
+    _arch_defaults(domain, arch)
     cpu = domain.setdefault("cpu", {})
     if not cpu.get("model"):
-        cpu["model"] = "host-model"
-    if spec["architecture"] != "arm64":
-        _cpu_hotplug(domain)
-        _memory_hotplug(spec)
+        cpu["model"] = config.cpu_model or "host-model"
+    if arch != "arm64" and config.live_update:
+        _cpu_hotplug(domain, config)
+        _memory_hotplug(spec, config)
     return vmi
 
 
-def _machine(domain: dict) -> None:
-    machine = domain.setdefault("machine", {})
-    if not machine.get("type"):
-        machine["type"] = "q35"
-
-
-def _resources(domain: dict) -> None:
-    resources = domain.setdefault("resources", {})
-    limits = resources.get("limits") or {}
-    requests = resources.get("requests") or {}
-    if limits.get("cpu") not in (None, 0, "0") and requests.get("cpu") in (None, 0, "0"):
-        resources["requests"] = {**requests, "cpu": limits["cpu"]}
-
-
-def _nonzero(value: object) -> bool:
-    return value is not None and parse_quantity(value) != 0
-
-
-def _guest_memory(domain: dict) -> None:
-    memory = domain.get("memory") or {}
-    if memory.get("guest") is not None:
-        return
-    resources = domain.get("resources") or {}
-    requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-    if _nonzero(requests.get("memory")):
-        memory["guest"] = requests["memory"]
-    elif _nonzero(limits.get("memory")):
-        memory["guest"] = limits["memory"]
-    elif memory.get("hugepages", {}).get("pageSize"):
-        memory["guest"] = memory["hugepages"]["pageSize"]
-    domain["memory"] = memory
-
-
-def _cpu_topology(domain: dict) -> None:
-    cpu = domain.get("cpu")
-    if cpu and (cpu.get("cores") or cpu.get("sockets") or cpu.get("threads")):
-        return
-    cpu = domain.setdefault("cpu", {})
-    resources = domain.get("resources") or {}
-    sockets = 1
-    if "cpu" in (resources.get("limits") or {}):
-        sockets = quantity_value(resources["limits"]["cpu"])
-    elif "cpu" in (resources.get("requests") or {}):
-        sockets = quantity_value(resources["requests"]["cpu"])
-    cpu.update({"sockets": sockets, "cores": 1, "threads": 1})
-
-
-def _network(spec: dict) -> None:
-    devices = spec["domain"].setdefault("devices", {})
-    if devices.get("autoattachPodInterface") is False:
-        return
-    if devices.get("interfaces") or spec.get("networks"):
-        return
-    devices["interfaces"] = [{"name": "default", "bridge": {}}]
-    spec["networks"] = [{"name": "default", "pod": {}}]
-
-
-def _volume_disks(spec: dict) -> None:
-    devices = spec["domain"].setdefault("devices", {})
-    disks = devices.get("disks") or []
-    names = {d.get("name") for d in disks}
-    for volume in spec.get("volumes") or []:
-        if volume.get("name") not in names:
-            disks.append({"name": volume["name"]})
-    if disks:
-        devices["disks"] = disks
+def _s390x_features(domain: dict) -> None:
+    """ACPI is off by default on s390x (it has none); an explicit enabled value stays."""
+    features = domain.get("features")
+    if features is None:
+        domain["features"] = {"acpi": {"enabled": False}}
+    elif (features.get("acpi") or {}).get("enabled") is None:
+        features["acpi"] = {**(features.get("acpi") or {}), "enabled": False}
 
 
 def _enable(state: dict | None) -> dict | None:
@@ -191,36 +138,59 @@ def _hyperv_dependencies(domain: dict) -> None:
             features.append({"name": "vmx", "policy": "require"})
 
 
-def _amd64(domain: dict) -> None:
-    for disk in domain.get("devices", {}).get("disks") or []:
+def _arch_defaults(domain: dict, arch: str) -> None:
+    devices = domain.get("devices") or {}
+    bus = DEFAULT_DISK_BUS.get(arch, "sata")
+    for disk in devices.get("disks") or []:
         for kind in DISK_KINDS:
             if kind in disk:
                 target = disk[kind] if disk[kind] is not None else {}
                 if not target.get("bus"):
-                    target["bus"] = DISK_DEFAULT_BUS
+                    target["bus"] = bus
                 disk[kind] = target
-    watchdog = domain.get("devices", {}).get("watchdog")
-    if watchdog is not None:
-        esb = watchdog.get("i6300esb") or {}
-        if not esb.get("action"):
-            esb["action"] = "reset"
-        watchdog["i6300esb"] = esb
+    if arch == "arm64":
+        _arm64_defaults(domain)
+    elif devices.get("watchdog") is not None:
+        model = "diag288" if arch == "s390x" else "i6300esb"
+        watchdog = devices["watchdog"]
+        device = watchdog.get(model) or {}
+        if not device.get("action"):
+            device["action"] = "reset"
+        watchdog[model] = device
 
 
-def _cpu_hotplug(domain: dict) -> None:
+def _arm64_defaults(domain: dict) -> None:
+    cpu = domain.setdefault("cpu", {})
+    if not cpu.get("model"):
+        cpu["model"] = "host-passthrough"
+    firmware = domain.get("firmware")
+    if firmware is None:
+        firmware = domain["firmware"] = {}
+    if firmware.get("bootloader") is None:
+        firmware["bootloader"] = {"efi": {}}
+    efi = firmware["bootloader"].get("efi")
+    if efi is not None and efi.get("secureBoot") is None:
+        efi["secureBoot"] = False
+
+
+def _cpu_hotplug(domain: dict, config: DomainConfig) -> None:
     cpu = domain["cpu"]
     if cpu.get("maxSockets"):
         return
     # raw values, like upstream: a topology given only as cores/threads (sockets 0) gets no CPU hotplug
     sockets, cores, threads = cpu.get("sockets") or 0, cpu.get("cores") or 0, cpu.get("threads") or 0
-    max_sockets = sockets * MAX_HOTPLUG_RATIO
-    if max_sockets * cores * threads > MAX_VCPUS:
-        max_sockets = max(MAX_VCPUS // (cores * threads), sockets)
+    max_sockets = config.max_cpu_sockets
+    if max_sockets and sockets > max_sockets:
+        max_sockets = sockets
+    if not max_sockets:
+        max_sockets = sockets * config.max_hotplug_ratio
+        if max_sockets * cores * threads > MAX_VCPUS:
+            max_sockets = max(MAX_VCPUS // (cores * threads), sockets)
     if max_sockets:
         cpu["maxSockets"] = max_sockets
 
 
-def _memory_hotplug(spec: dict) -> None:
+def _memory_hotplug(spec: dict, config: DomainConfig) -> None:
     domain = spec["domain"]
     memory = domain.get("memory") or {}
     if memory.get("maxGuest") is not None or memory.get("guest") is None:
@@ -233,12 +203,16 @@ def _memory_hotplug(spec: dict) -> None:
     if domain.get("launchSecurity") is not None:
         return
     guest = int(parse_quantity(memory["guest"]))
-    if guest < MIN_HOTPLUG_GUEST:
+    if config.max_guest is not None:
+        max_guest, max_text = int(parse_quantity(config.max_guest)), config.max_guest
+    else:
+        max_guest = guest * config.max_hotplug_ratio
+        max_text = str(max_guest)
+    if guest > max_guest:
         return
-    max_guest = guest * MAX_HOTPLUG_RATIO
     align = HOTPLUG_ALIGN_1G if (memory.get("hugepages") or {}).get("pageSize") == "1Gi" else HOTPLUG_ALIGN
     if guest % align or max_guest % align:
         return
-    if spec.get("architecture") != "amd64":
+    if spec.get("architecture") != "amd64" or guest < MIN_HOTPLUG_GUEST:
         return
-    memory["maxGuest"] = str(max_guest)
+    memory["maxGuest"] = max_text

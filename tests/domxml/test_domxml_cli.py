@@ -11,6 +11,7 @@ import yaml
 
 from app.cli import main
 from app.domxml import xml_equal
+from tests.shared_data import CONFORMANCE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +55,7 @@ def test_vm_with_catalogue_references(tmp_path):
 
 
 def test_vmi_is_converted_as_is(tmp_path):
-    case = json.loads((ROOT.parent / "shared/conformance/cpu.model.json").read_text())
+    case = json.loads((CONFORMANCE / "cpu.model.json").read_text())
     code, out, _ = run_cli(tmp_path, yaml.safe_dump(case["domxml"]["input"]["vmi"]))
     assert code == 0
     assert xml_equal(out, case["domxml"]["expected"]["xml"])[0]

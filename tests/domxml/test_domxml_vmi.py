@@ -84,9 +84,10 @@ def test_no_default_interface_when_pod_interface_is_off():
 
 
 def test_render_rejects_other_architectures_and_missing_kvm():
-    with pytest.raises(DomainError, match="arm64"):
-        render_domain(make_vmi(architecture="arm64"))
     from app.domxml import LauncherContext
+
+    with pytest.raises(DomainError, match="arm64"):
+        render_domain(make_vmi(architecture="arm64"), LauncherContext(architecture="amd64"))
 
     xml = render_domain(make_vmi(), LauncherContext(hypervisor_device_available=False))
     assert xml.startswith("<domain") and 'type="qemu"' in xml.splitlines()[0]

@@ -1,0 +1,78 @@
+"""The KubeVirt CR's configuration in the domain (app/domxml/cluster.py): VMI defaults and launcher context."""
+from __future__ import annotations
+
+from lxml import etree
+
+from app.domxml import domain_config, render_domain
+from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG
+
+from domxml_helpers import make_vmi
+
+EFI = {"memory": {"guest": "1Gi"}, "firmware": {"bootloader": {"efi": {"secureBoot": False}}}}
+
+
+def render(vmi: dict, configuration: dict | None) -> etree._Element:
+    return etree.fromstring(render_domain(vmi, config=domain_config(configuration)).encode())
+
+
+def test_no_configuration_is_upstreams_defaults():
+    assert domain_config(None) is DEFAULT_DOMAIN_CONFIG and domain_config({}) is DEFAULT_DOMAIN_CONFIG
+    assert render_domain(make_vmi(EFI)) == render_domain(make_vmi(EFI), config=domain_config({}))
+
+
+def test_a_whole_kubevirt_cr_is_accepted():
+    cr = {"kind": "KubeVirt", "spec": {"configuration": {"cpuModel": "Haswell"}}}
+    assert domain_config(cr).cpu_model == "Haswell"
+
+
+def test_smbios_merges_field_by_field_and_balloon_period():
+    root = render(make_vmi(), {"smbios": {"manufacturer": "ACME", "sku": "7"}, "memBalloonStatsPeriod": 0})
+    entries = {e.get("name"): e.text or "" for e in root.findall("sysinfo/system/entry")}
+    assert entries["manufacturer"] == "ACME" and entries["family"] == "KubeVirt" and entries["product"] == "None"
+    assert entries["sku"] == "7" and entries["version"] == ""
+    assert root.find("devices/memballoon/stats") is None  # period 0: no stats
+    assert render(make_vmi(), {"memBalloonStatsPeriod": 30}).find("devices/memballoon/stats").get("period") == "30"
+
+
+def test_virtual_machine_options():
+    root = render(make_vmi(), {"virtualMachineOptions": {"disableFreePageReporting": {},
+                                                         "disableSerialConsoleLog": {}}})
+    assert root.find("devices/memballoon").get("freePageReporting") == "off"
+    assert root.find("devices/serial/log") is None
+    default = render(make_vmi(), None)
+    assert default.find("devices/memballoon").get("freePageReporting") == "on"
+    assert default.find("devices/serial/log") is not None
+
+
+def test_cpu_model_but_arm64_keeps_host_passthrough():
+    assert render(make_vmi(), {"cpuModel": "Skylake"}).find("cpu/model").text == "Skylake"
+    assert render(make_vmi(architecture="arm64"), {"cpuModel": "Skylake"}).find("cpu").get("mode") == "host-passthrough"
+
+
+def test_live_update_maxima_and_rollout_strategy():
+    vmi = make_vmi({"memory": {"guest": "2Gi"}, "cpu": {"sockets": 2}})
+    root = render(vmi, {"liveUpdateConfiguration": {"maxCpuSockets": 3, "maxGuest": "6Gi"}})
+    assert root.find("vcpu").text == "3" and root.find("maxMemory").text == str(6 * 2**30)
+    ratio = render(vmi, {"liveUpdateConfiguration": {"maxHotplugRatio": 2}})
+    assert ratio.find("vcpu").text == "4" and ratio.find("maxMemory").text == str(4 * 2**30)
+    below = render(vmi, {"liveUpdateConfiguration": {"maxCpuSockets": 1, "maxGuest": "1Gi"}})
+    assert below.find("vcpu").text == "2" and below.find("maxMemory") is None  # guest above maxGuest: no hotplug
+    stage = render(vmi, {"vmRolloutStrategy": "Stage"})
+    assert stage.find("vcpus") is None and stage.find("maxMemory") is None
+
+
+def test_ovmf_path_per_architecture_and_the_deprecated_global_one():
+    arm = render(make_vmi(architecture="arm64"), {"architectureConfiguration": {"arm64": {"ovmfPath": "/fw/arm"}}})
+    assert arm.find("os/loader").text == "/fw/arm/AAVMF_CODE.fd"
+    amd = render(make_vmi(EFI), {"ovmfPath": "/fw"})
+    assert amd.find("os/loader").text == "/fw/OVMF_CODE.secboot.fd"
+    assert amd.find("os/nvram").get("template") == "/fw/OVMF_VARS.fd"
+
+
+def test_cluster_defaults_reach_the_vmi():
+    root = render(make_vmi(), {"architectureConfiguration": {"defaultArchitecture": "s390x"},
+                               "network": {"defaultNetworkInterface": "masquerade"}})
+    assert root.find("os/type").get("arch") == "s390x"
+    assert root.find("devices/interface").get("type") == "ethernet"
+    custom = render(make_vmi(), {"architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9.6.0"}}})
+    assert custom.find("os/type").get("machine") == "pc-q35-rhel9.6.0"
