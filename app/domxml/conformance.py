@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from app.conformance import SECTIONS, Difference, register_section
+from app.conformance import Difference, register_section
 from app.domxml import DomainError, context_from_converter, domain_config, render_domain, vmi_from_vm, xml_equal
 
 
@@ -68,5 +68,5 @@ def check_from_vm(case: dict[str, Any]) -> Difference | None:
 
 register_section("domxml.expected", check_expected, lambda case: "expected" in case.get("domxml", {}))
 register_section("domxml.fromVm", check_from_vm, lambda case: "fromVm" in case.get("domxml", {}))
-# The runner's placeholder for the whole `domxml` section is replaced by the two members above.
-SECTIONS.pop("domxml", None)
+# The runner's placeholder for the whole `domxml` section: its two members above check it.
+register_section("domxml", check_expected, lambda case: False)
