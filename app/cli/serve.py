@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dev", action="store_true", default=S,
                    help="generate a throw-away self-signed certificate for localhost/127.0.0.1")
     p.add_argument("--policy", choices=POLICIES, default=S, help="reference policy (default reference)")
+    p.add_argument("--allow-vm-policy", action="store_true", default=S,
+                   help="let a VM's annotation instancetype-webhook.kubevirt.io/policy override the policy "
+                        "(off: the annotation is ignored with a warning)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--kubeconfig", default=S, help="live cluster through this kubeconfig file")
     src.add_argument("--in-cluster", action="store_true", default=S, help="live cluster, in-cluster configuration")

@@ -19,6 +19,7 @@ class ReviewContext:
     cluster: ClusterSettings = DEFAULT_SETTINGS
     namespace_labels: NamespaceLabels | None = None
     provenance: bool = True
+    vm_policy_overrides: bool = False  # honour the VM annotation instancetype-webhook.kubevirt.io/policy
     extra: dict[str, Any] = field(default_factory=dict)
 
 

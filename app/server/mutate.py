@@ -84,7 +84,7 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     stage = mutate_vm(vm, old_vm if operation == "UPDATE" else None, ctx.source, ctx.cluster)
     if not stage.verdict.allowed:
         return VMAnswer("deny", stage.verdict, ctx.policy, "matchers")
-    decision = decide(ctx.policy, operation, vm, old_vm, namespace, ctx.namespace_labels)
+    decision = decide(ctx.policy, operation, vm, old_vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
     if not decision.expand:
         return VMAnswer("allow", Verdict.allow(decision.warnings), decision.policy, decision.why)
 

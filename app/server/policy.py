@@ -8,11 +8,14 @@ Policies:
   preference: such a VM was captured under `reference` and keeps referencing.
 - `expandAll`: flatten on every CREATE and UPDATE that carries a matcher.
 
-Overrides, most specific first (both may opt in or out; a value that is not a policy is ignored with
-a warning):
-1. the VM annotation `instancetype-webhook.kubevirt.io/policy: reference|expand|expandAll`;
-2. the label `instancetype-webhook.kubevirt.io/policy` on the VM's Namespace (read from the live
-   cluster source's Namespace cache; offline sources have no namespaces);
+Who decides: the cluster admin. Overrides, most specific first (a value that is not a policy is
+ignored with a warning):
+1. the VM annotation `instancetype-webhook.kubevirt.io/policy: reference|expand|expandAll`, only when
+   the admin turned VM-level overrides on (`serve --allow-vm-policy`, chart `allowVMPolicyOverride`).
+   Off by default: the annotation is ignored with a warning naming the policy that applies, so a VM
+   owner cannot opt out of the cluster's `expandAll` (the design's "I want my cluster to comply");
+2. the label `instancetype-webhook.kubevirt.io/policy` on the VM's Namespace (an admin tool: read from
+   the live cluster source's Namespace cache; offline sources have no namespaces);
 3. the server's `--policy`.
 Dry-run requests are decided the same way; the webhook has no side effects, so nothing is written.
 """
@@ -60,8 +63,9 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def effective_policy(server_policy: str, vm: dict[str, Any], namespace: str,
-                     namespace_labels: NamespaceLabels | None) -> tuple[str, str, list[str]]:
-    """(policy, origin, warnings) after the namespace label and VM annotation overrides."""
+                     namespace_labels: NamespaceLabels | None,
+                     vm_overrides: bool = False) -> tuple[str, str, list[str]]:
+    """(policy, origin, warnings) after the namespace label and (when allowed) VM annotation overrides."""
     warnings: list[str] = []
     policy, origin = server_policy, "server"
     if namespace_labels is not None and namespace:
@@ -72,7 +76,10 @@ def effective_policy(server_policy: str, vm: dict[str, Any], namespace: str,
             else:
                 warnings.append(f"ignoring namespace label {POLICY_KEY}={value[:20]!r}: not a policy")
     value = _dict(_dict(vm.get("metadata")).get("annotations")).get(POLICY_KEY)
-    if value is not None:
+    if value is not None and not vm_overrides:
+        where = "cluster" if origin == "server" else "namespace"
+        warnings.append(f"{POLICY_KEY} annotation ignored (VM overrides off): policy {policy} ({where}) applies")
+    elif value is not None:
         if value in POLICIES:
             policy, origin = value, "annotation"
         else:
@@ -91,8 +98,8 @@ def captured_revision(old_vm: dict[str, Any] | None) -> str | None:
 
 
 def decide(server_policy: str, operation: str, vm: dict[str, Any], old_vm: dict[str, Any] | None,
-           namespace: str, namespace_labels: NamespaceLabels | None = None) -> Decision:
-    policy, origin, warnings = effective_policy(server_policy, vm, namespace, namespace_labels)
+           namespace: str, namespace_labels: NamespaceLabels | None = None, vm_overrides: bool = False) -> Decision:
+    policy, origin, warnings = effective_policy(server_policy, vm, namespace, namespace_labels, vm_overrides)
     if not has_matcher(_dict(vm.get("spec"))):
         return Decision(policy, origin, False, "no instancetype or preference matcher", warnings)
     if policy == "reference":

@@ -106,7 +106,8 @@ def serve(settings: ServerSettings) -> int:
         raise ServeError(str(exc)) from exc
     source, ready, offload, namespace_labels, where = build_source(settings)
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
-                        namespace_labels=namespace_labels, provenance=settings.provenance)
+                        namespace_labels=namespace_labels, provenance=settings.provenance,
+                        vm_policy_overrides=settings.allow_vm_policy)
     metrics = Metrics()
     hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,

@@ -31,6 +31,7 @@ class ServerSettings(BaseSettings):
     tls_reload_interval: float = Field(1.0, gt=0, description="seconds between checks of the cert/key files")
     dev: bool = False
     policy: Policy = "reference"
+    allow_vm_policy: bool = False  # honour the VM annotation instancetype-webhook.kubevirt.io/policy
     kubeconfig: Path | None = None
     in_cluster: bool = False
     catalog: Path | None = None

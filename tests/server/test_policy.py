@@ -37,7 +37,7 @@ def test_overrides_most_specific_wins():
     d = decide("reference", "CREATE", VM, None, "opt-in", ns)
     assert d.expand and d.origin == "namespace"
     vm = {**VM, "metadata": {**VM["metadata"], "annotations": {POLICY_KEY: "reference"}}}
-    d = decide("expand", "CREATE", vm, None, "opt-in", ns)
+    d = decide("expand", "CREATE", vm, None, "opt-in", ns, vm_overrides=True)
     assert not d.expand and d.origin == "annotation"
     d = decide("expand", "CREATE", VM, None, "bad", ns)
     assert d.expand and d.origin == "server" and "not a policy" in d.warnings[0]
@@ -59,3 +59,15 @@ def test_with_annotation_shares_everything_else():
     assert out["metadata"]["annotations"] == {"a": "1", "k/v": "2"}
     assert flat["metadata"]["annotations"] == {"a": "1"}  # the input is not modified
     assert out["spec"] is flat["spec"]
+
+
+def test_vm_annotation_is_ignored_unless_the_admin_allows_overrides():
+    ns = labels({"opt-in": {POLICY_KEY: "expandAll"}})
+    vm = {**VM, "metadata": {**VM["metadata"], "annotations": {POLICY_KEY: "reference"}}}
+    d = decide("expand", "CREATE", vm, None, "ns", ns)
+    assert d.expand and d.origin == "server" and d.policy == "expand"
+    assert d.warnings == [f"{POLICY_KEY} annotation ignored (VM overrides off): policy expand (cluster) applies"]
+    d = decide("reference", "CREATE", vm, None, "opt-in", ns)
+    assert d.expand and d.origin == "namespace" and d.warnings[0].endswith("policy expandAll (namespace) applies")
+    assert len(d.warnings[0]) <= 120  # the API server cuts longer warnings
+    assert not decide("expand", "CREATE", vm, None, "ns", ns, vm_overrides=True).expand

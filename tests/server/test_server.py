@@ -100,18 +100,29 @@ def test_expand_update_keeps_a_vm_captured_under_reference(client: httpx.Client)
     assert resp["allowed"] and patch_of(resp)
 
 
-def test_vm_annotation_overrides_policy(client: httpx.Client):
+def test_vm_annotation_is_ignored_by_default_with_a_warning(client: httpx.Client):
+    """The cluster admin's policy holds: a VM owner cannot opt out (issue 12)."""
     vm = copy.deepcopy(VM)
     vm["metadata"]["annotations"][POLICY_KEY] = "reference"
     resp = post(client, "/mutate", review(vm))
-    assert resp["allowed"] and "patch" not in resp
-    old = copy.deepcopy(VM)
-    old["status"] = {"preferenceRef": {"name": "fedora", "controllerRevisionRef": {"name": "r"}}}
-    vm["metadata"]["annotations"][POLICY_KEY] = "expandAll"
-    assert patch_of(post(client, "/mutate", review(vm, "UPDATE", old=old)))
-    vm["metadata"]["annotations"][POLICY_KEY] = "sometimes"
-    resp = post(client, "/mutate", review(vm))
-    assert patch_of(resp) and any("not a policy" in w for w in resp["warnings"])
+    assert patch_of(resp)
+    assert any(w.endswith("annotation ignored (VM overrides off): policy expand (cluster) applies") for w in resp["warnings"])
+
+
+def test_vm_annotation_overrides_policy_when_the_admin_allows_it(tmp_path: Path):
+    with serve(tmp_path, "--allow-vm-policy", env={"INSTANCETYPE_WEBHOOK_POLICY": "expand"}) as srv, \
+            srv.client() as client:
+        vm = copy.deepcopy(VM)
+        vm["metadata"]["annotations"][POLICY_KEY] = "reference"
+        resp = post(client, "/mutate", review(vm))
+        assert resp["allowed"] and "patch" not in resp
+        old = copy.deepcopy(VM)
+        old["status"] = {"preferenceRef": {"name": "fedora", "controllerRevisionRef": {"name": "r"}}}
+        vm["metadata"]["annotations"][POLICY_KEY] = "expandAll"
+        assert patch_of(post(client, "/mutate", review(vm, "UPDATE", old=old)))
+        vm["metadata"]["annotations"][POLICY_KEY] = "sometimes"
+        resp = post(client, "/mutate", review(vm))
+        assert patch_of(resp) and any("not a policy" in w for w in resp["warnings"])
 
 
 def test_dry_run_is_answered_the_same(client: httpx.Client, server: Server):
@@ -262,5 +273,6 @@ def test_reference_policy_passes_vms_through(tmp_path: Path):
         resp = post(c, "/mutate", review(VM))
         assert resp == {"uid": resp["uid"], "allowed": True}
         vm = copy.deepcopy(VM)
-        vm["metadata"]["annotations"][POLICY_KEY] = "expand"
-        assert patch_of(post(c, "/mutate", review(vm)))
+        vm["metadata"]["annotations"][POLICY_KEY] = "expand"  # ignored: VM-level overrides are off
+        resp = post(c, "/mutate", review(vm))
+        assert "patch" not in resp and resp["warnings"][0].endswith("policy reference (cluster) applies")

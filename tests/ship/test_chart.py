@@ -266,3 +266,10 @@ def test_match_conditions_can_be_turned_off():
     objs, _ = install({"webhook": {"matchConditions": False}})
     assert {h.get("matchConditions") is None for _k, _c, h in webhooks(objs)} == {True}
     assert check_schemas(objs) == []
+
+
+def test_vm_policy_override_is_off_unless_the_admin_turns_it_on(default_install):
+    args = check_deployment_loosely(default_install[0])["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--allow-vm-policy" not in args
+    objs, _ = install({"allowVMPolicyOverride": True})
+    assert "--allow-vm-policy" in check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
