@@ -25,5 +25,5 @@ def test_copies_are_deep():
 def test_settings_machine_types():
     assert DEFAULT_SETTINGS.machine_type_for("") == "q35"
     assert DEFAULT_SETTINGS.machine_type_for("arm64") == "virt"
-    assert DEFAULT_SETTINGS.machine_type_for("riscv64") == ""
+    assert DEFAULT_SETTINGS.machine_type_for("riscv64") == "q35"  # GetMachineType's default branch: amd64's
     assert ClusterSettings(machine_type="pc-q35-rhel9.6.0").machine_type_for("amd64") == "pc-q35-rhel9.6.0"
