@@ -1,11 +1,16 @@
 """`instancetype-webhook domxml`: the libvirt domain XML virt-launcher would define for a VM, offline.
 
     instancetype-webhook domxml -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [--uid UID]
+                                [--policy reference|expand|expandAll]
 
-The VirtualMachine is expanded first (its instance type and preference, from the -f objects on top of the
-bundled common-instancetypes catalogue or --catalog DIR), turned into the VMI virt-controller would create,
-defaulted like virt-api does and converted like virt-launcher's converter (default launcher context:
-see app/domxml/context.py). A VirtualMachineInstance may be given instead of a VM; it is converted as is.
+The VirtualMachine is rendered as it will be stored under --policy and then started (app/domxml/stored.py):
+`reference` (default) keeps its instance type and preference (from the -f objects on top of the bundled
+common-instancetypes catalogue or --catalog DIR), which virt-controller applies when it starts the VM;
+`expand`/`expandAll` store the flat VM. The VMI virt-controller creates is defaulted like virt-api does and
+converted like virt-launcher's converter on a node of the VM's architecture (app/domxml/context.py). A
+KubeVirt object among the -f documents is the cluster configuration (SMBIOS, CPU model, live-update
+maxima, default architecture, ...). A VirtualMachineInstance may be given instead of a VM; it is converted
+as is.
 
 Exit status: 0 XML printed, 1 rejected (expansion conflict/missing reference, or the converter refuses
 the VMI), 2 unreadable input.
@@ -13,16 +18,14 @@ the VMI), 2 unreadable input.
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 from typing import Any, TextIO
 
 from app.cli.expand import print_rejection
-from app.cli.inputs import InputError, build_source, read_single
-from app.domxml import DomainError, render_domain, vmi_from_vm
+from app.cli.inputs import InputError, build_source, read_inputs
+from app.domxml import DomainConfig, DomainError, domain_config, render_domain
+from app.domxml.stored import POLICIES, render_stored_vm
 from app.kubevirt.causes import ExpandError
-from app.kubevirt.expand import expand
-from app.kubevirt.settings import DEFAULT_SETTINGS
 from app.sources.catalog import CatalogError
 
 SUBJECT_KINDS = ("VirtualMachine", "VirtualMachineInstance")
@@ -39,6 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a VM or VMI and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")
+    p.add_argument("--policy", choices=POLICIES, default="reference",
+                   help="how the VM is stored before it starts: with its references (default) or flat")
     p.set_defaults(func=run)
 
 
@@ -46,23 +51,18 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdin: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        subject, objects = read_single(args.filename, stdin or sys.stdin, SUBJECT_KINDS)
+        subject, objects, config = read_subject(args.filename, stdin or sys.stdin)
         if subject.get("kind") == "VirtualMachineInstance":
-            vmi = subject
+            xml = render_domain(subject, config=config)
         else:
-            vmi = vmi_from_vm(expand_like_virt_controller(subject, build_source(objects, args.catalog, subject)),
-                              uid=args.uid)
+            source = build_source(objects, args.catalog, subject)
+            xml = render_stored_vm(subject, source, args.policy, config, uid=args.uid)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2
     except ExpandError as exc:
         print_rejection(exc, err)
         return 1
-    except DomainError as exc:
-        print(f"rejected: {exc}", file=err)
-        return 1
-    try:
-        xml = render_domain(vmi)
     except DomainError as exc:
         print(f"rejected: {exc}", file=err)
         return 1
@@ -74,14 +74,17 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     return 0
 
 
-def expand_like_virt_controller(vm: dict[str, Any], source: Any) -> dict[str, Any]:
-    """The flat VM, with the input device virt-controller auto-attaches *before* it applies the preference
-    (so preferredInputBus/preferredInputType reach it, as they do on a real cluster)."""
-    flat = expand(vm, source, DEFAULT_SETTINGS)
-    devices = (((flat.get("spec") or {}).get("template") or {}).get("spec") or {}).get("domain", {}).get("devices") or {}
-    if not devices.get("autoattachInputDevice") or devices.get("inputs") or flat is vm:
-        return flat
-    with_input = copy.deepcopy(vm)
-    template_devices = with_input["spec"]["template"]["spec"].setdefault("domain", {}).setdefault("devices", {})
-    template_devices["inputs"] = [{"name": "default-0"}]
-    return expand(with_input, source, DEFAULT_SETTINGS)
+def read_subject(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]], DomainConfig]:
+    """The one VM (or VMI), the reference objects, and the configuration of a KubeVirt object if one is given."""
+    inputs = read_inputs(paths, stdin)
+    subjects = [doc for doc in inputs.documents if doc.get("kind") in SUBJECT_KINDS]
+    if len(subjects) != 1:
+        found = "no document" if not subjects else f"{len(subjects)} documents"
+        raise InputError(f"{found} of kind {' or '.join(SUBJECT_KINDS)} in {', '.join(paths)}; give exactly one")
+    kubevirts = [doc for doc in inputs.documents if doc.get("kind") == "KubeVirt"]
+    if len(kubevirts) > 1:
+        raise InputError(f"{len(kubevirts)} KubeVirt objects; give at most one")
+    spec = kubevirts[0].get("spec") if kubevirts else None
+    if kubevirts and spec is not None and not isinstance(spec, dict):
+        raise InputError("the KubeVirt object's spec is not an object")
+    return subjects[0], inputs.reference_objects, domain_config((spec or {}).get("configuration"))

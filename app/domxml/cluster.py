@@ -48,12 +48,16 @@ DEFAULT_DOMAIN_CONFIG = DomainConfig()
 
 def _configuration(config: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """`spec.configuration` from a configuration, a KubeVirt spec or a whole KubeVirt CR."""
-    config = config or {}
+    config = _mapping(config)
     if isinstance(config.get("spec"), Mapping):
         config = config["spec"]
     if isinstance(config.get("configuration"), Mapping):
         config = config["configuration"]
     return config
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _int(value: Any, default: int) -> int:
@@ -68,11 +72,11 @@ def domain_config(configuration: Mapping[str, Any] | None) -> DomainConfig:
     config = _configuration(configuration)
     if not config:
         return DEFAULT_DOMAIN_CONFIG
-    live = config.get("liveUpdateConfiguration") or {}
-    smbios_config = config.get("smbios") or {}
+    live = _mapping(config.get("liveUpdateConfiguration"))
+    smbios_config = _mapping(config.get("smbios"))
     defaults = SMBios()
     smbios = SMBios(**{name: str(smbios_config.get(name) or getattr(defaults, name)) for name in SMBIOS_FIELDS})
-    options = config.get("virtualMachineOptions") or {}
+    options = _mapping(config.get("virtualMachineOptions"))
     return DomainConfig(
         settings=settings_from_configuration(dict(config)),
         cpu_model=str(config.get("cpuModel") or ""),
@@ -91,9 +95,9 @@ def domain_config(configuration: Mapping[str, Any] | None) -> DomainConfig:
 def _ovmf_paths(config: Mapping[str, Any]) -> Mapping[str, str]:
     """GetOVMFPath(arch) for each architecture: the deprecated top-level ovmfPath wins for all of them."""
     paths = dict(DEFAULT_OVMF_PATHS)
-    arch_config = config.get("architectureConfiguration") or {}
+    arch_config = _mapping(config.get("architectureConfiguration"))
     for arch in paths:
-        value = (arch_config.get(arch) or {}).get("ovmfPath") if isinstance(arch_config.get(arch), Mapping) else None
+        value = _mapping(arch_config.get(arch)).get("ovmfPath")
         if value:
             paths[arch] = str(value)
     if config.get("ovmfPath"):

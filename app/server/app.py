@@ -198,19 +198,23 @@ def preview(vm: Any, ctx: ReviewContext, namespace: str | None) -> dict[str, Any
 
     out["vm"] = flat
     out["patch"] = make_patch(vm, flat)
-    out.update(domain_xml(flat))
+    out.update(domain_xml(with_namespace(vm, ns), ns, ctx))
     return out
 
 
-def domain_xml(flat: dict[str, Any]) -> dict[str, Any]:
+def domain_xml(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, Any]:
+    """The domain of the VM as it will be stored under its effective policy (reference: it keeps its
+    references and virt-controller applies them at start; expand/expandAll: the flat VM), then started."""
+    from app.domxml import DomainConfig
+    from app.domxml.stored import render_stored_vm
+    from app.server.policy import effective_policy
+
+    policy, _, _ = effective_policy(ctx.policy, vm, namespace, ctx.namespace_labels)
     try:
-        from app.domxml import render_domain, vmi_from_vm  # type: ignore[attr-defined]
-    except ImportError:
-        return {"domainXML": None, "domainXMLError": "domain XML generator not available"}
-    try:
-        return {"domainXML": render_domain(vmi_from_vm(flat))}
+        xml = render_stored_vm(vm, ctx.source, policy, DomainConfig(settings=ctx.cluster))
+        return {"domainXML": xml, "domainXMLPolicy": policy}
     except Exception as exc:  # the preview still shows the flat VM
-        return {"domainXML": None, "domainXMLError": str(exc) or type(exc).__name__}
+        return {"domainXML": None, "domainXMLPolicy": policy, "domainXMLError": str(exc) or type(exc).__name__}
 
 
 class ClientGone(Exception):

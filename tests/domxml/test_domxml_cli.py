@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from app.cli import main
@@ -98,3 +99,27 @@ def test_readme_example_is_the_real_output(tmp_path):
     code, out, err = run_cli(tmp_path, vm_text, "--uid", uid)
     assert code == 0, err
     assert out == output
+
+
+def test_policy_chooses_how_the_vm_is_stored(tmp_path):
+    code, reference, err = run_cli(tmp_path, VM, "--uid", "u-1")
+    assert code == 0, err
+    code, flat, err = run_cli(tmp_path, VM, "--uid", "u-1", "--policy", "expand")
+    assert code == 0, err
+    assert '<input type="tablet" bus="usb">' in flat and '<controller type="usb" index="0" model="qemu-xhci"/>' in flat
+    assert '<input type="tablet" bus="virtio" model="virtio">' in reference
+    with pytest.raises(SystemExit) as exited:  # argparse refuses an unknown policy
+        run_cli(tmp_path, VM, "--policy", "flatten")
+    assert exited.value.code == 2
+
+
+def test_a_kubevirt_object_is_the_cluster_configuration(tmp_path):
+    kubevirt = ("---\napiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\n"
+                "spec:\n  configuration:\n    architectureConfiguration: {defaultArchitecture: arm64}\n"
+                "    smbios: {manufacturer: ACME}\n")
+    vm = VM.replace("rhel.9.desktop", "fedora.arm64")
+    code, out, err = run_cli(tmp_path, vm + kubevirt)
+    assert code == 0, err
+    assert 'arch="aarch64"' in out and ">ACME<" in out
+    code, _, err = run_cli(tmp_path, vm + kubevirt + kubevirt)
+    assert code == 2 and "KubeVirt" in err

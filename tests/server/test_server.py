@@ -231,7 +231,15 @@ def test_preview(client: httpx.Client):
     assert out["allowed"] and out["conflicts"] == []
     assert jsonpatch.apply_patch(VM, out["patch"], in_place=False) == out["vm"]
     assert "spec" in out["vm"] and "instancetype" not in out["vm"]["spec"]
-    assert "domainXML" in out
+    assert out["domainXMLPolicy"] == "expand" and out["domainXML"].startswith("<domain")
+    desktop = copy.deepcopy(VM)  # rhel.9.desktop auto-attaches a virtio tablet, but only while it is referenced
+    desktop["spec"]["preference"] = {"name": "rhel.9.desktop"}
+    flat_xml = client.post("/preview", content=orjson.dumps(desktop)).json()["domainXML"]
+    desktop["metadata"]["annotations"][POLICY_KEY] = "reference"
+    reference = client.post("/preview", content=orjson.dumps(desktop)).json()
+    assert reference["domainXMLPolicy"] == "reference"
+    assert '<input type="tablet" bus="virtio" model="virtio">' in reference["domainXML"]
+    assert '<input type="tablet" bus="usb">' in flat_xml
     conflict = copy.deepcopy(VM)
     conflict["spec"]["template"]["spec"]["domain"]["memory"] = {"guest": "1Gi"}
     out = client.post("/preview", content=orjson.dumps(conflict)).json()

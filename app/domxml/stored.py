@@ -1,0 +1,82 @@
+"""The domain of a VirtualMachine as it will be stored under a reference policy and then started.
+
+    render_stored_vm(vm, source, policy, config) -> XML      (`domxml -f vm.yaml`, POST /preview)
+    started_vmi(vm, source, flat, config, uid) -> VMI
+
+The VM first goes through the VM mutating webhook's instancetype stage (app.kubevirt.mutator). Then:
+- `reference`: the VM is stored with its matchers. virt-controller's start path builds the VMI from the
+  template, auto-attaches the input device `default-0` when the template or the preference asks for it
+  (preferredAutoattachInputDevice), and only then applies the instance type and preference, so the
+  preference's preferredInputBus/preferredInputType reach that device (a virtio tablet for the Windows and
+  desktop preferences);
+- `expand` / `expandAll`: the flat VM (app.kubevirt.expand) is stored; at start it has no preference any
+  more, so `default-0` keeps the VMI defaults (a USB tablet, with a qemu-xhci controller). This is what
+  upstream really runs after an expansion; comparing both renderings shows what flattening changes.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from app.domxml import render_domain
+from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig
+from app.domxml.context import LauncherContext
+from app.domxml.errors import DomainError
+from app.domxml.vmi import vmi_from_vm
+from app.kubevirt.expand import expand
+from app.kubevirt.mutator import mutate_vm
+from app.kubevirt.source import Source
+
+POLICIES = ("reference", "expand", "expandAll")
+AUTO_INPUT = {"name": "default-0"}
+
+
+def stored_vm(vm: dict[str, Any], source: Source, config: DomainConfig = DEFAULT_DOMAIN_CONFIG) -> dict[str, Any]:
+    """The VM as the mutating webhook's instancetype stage leaves it (DomainError when it denies)."""
+    mutation = mutate_vm(vm, None, source, config.settings)
+    if mutation.vm is None:
+        raise DomainError(f"the VM mutating webhook denies the VM: {mutation.verdict.message}")
+    return mutation.vm
+
+
+def started_vmi(vm: dict[str, Any], source: Source, flat: bool, config: DomainConfig = DEFAULT_DOMAIN_CONFIG,
+                uid: str | None = None) -> dict[str, Any]:
+    """The VMI virt-controller creates for ``vm`` stored flat (``flat``) or with its references.
+
+    Raises ExpandError when a reference cannot be resolved or conflicts."""
+    expanded = expand(vm, source, config.settings)
+    if not flat and expanded is not vm and _wants_auto_input(expanded):
+        expanded = expand(_with_auto_input(vm), source, config.settings)
+    return vmi_from_vm(expanded, uid=uid)
+
+
+def render_stored_vm(vm: dict[str, Any], source: Source, policy: str = "reference",
+                     config: DomainConfig = DEFAULT_DOMAIN_CONFIG, uid: str | None = None,
+                     context: LauncherContext | None = None) -> str:
+    """The domain XML of ``vm`` stored under ``policy`` and started (ExpandError / DomainError on refusal)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}: expected one of {', '.join(POLICIES)}")
+    vmi = started_vmi(stored_vm(vm, source, config), source, policy != "reference", config, uid)
+    return render_domain(vmi, context, config=config)
+
+
+def _template_devices(vm: dict[str, Any]) -> dict[str, Any]:
+    spec = ((vm.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return (spec.get("domain") or {}).get("devices") or {}
+
+
+def _wants_auto_input(flat: dict[str, Any]) -> bool:
+    devices = _template_devices(flat)
+    return bool(devices.get("autoattachInputDevice")) and not devices.get("inputs")
+
+
+def _with_auto_input(vm: dict[str, Any]) -> dict[str, Any]:
+    """``vm`` with the auto-attached input in its template, as virt-controller adds it before ApplyToVMI."""
+    vm = copy.deepcopy(vm)
+    template = vm["spec"].setdefault("template", {})
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        spec = template["spec"] = {}
+    devices = spec.setdefault("domain", {}).setdefault("devices", {})
+    devices["inputs"] = [dict(AUTO_INPUT)]
+    return vm
