@@ -209,7 +209,7 @@ def domain_xml(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[s
     from app.domxml.stored import render_stored_vm
     from app.server.policy import effective_policy
 
-    policy, _, _ = effective_policy(ctx.policy, vm, namespace, ctx.namespace_labels)
+    policy, _, _ = effective_policy(ctx.policy, vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
     try:
         xml = render_stored_vm(vm, ctx.source, policy, DomainConfig(settings=ctx.cluster))
         return {"domainXML": xml, "domainXMLPolicy": policy}

@@ -235,11 +235,14 @@ def test_preview(client: httpx.Client):
     desktop = copy.deepcopy(VM)  # rhel.9.desktop auto-attaches a virtio tablet, but only while it is referenced
     desktop["spec"]["preference"] = {"name": "rhel.9.desktop"}
     flat_xml = client.post("/preview", content=orjson.dumps(desktop)).json()["domainXML"]
-    desktop["metadata"]["annotations"][POLICY_KEY] = "reference"
-    reference = client.post("/preview", content=orjson.dumps(desktop)).json()
+    assert '<input type="tablet" bus="usb">' in flat_xml
+    from app.server.app import domain_xml
+    from app.server.context import ReviewContext
+    from app.sources.catalog import load_catalog
+
+    reference = domain_xml(desktop, "apps", ReviewContext(source=load_catalog(default_namespace="apps")))
     assert reference["domainXMLPolicy"] == "reference"
     assert '<input type="tablet" bus="virtio" model="virtio">' in reference["domainXML"]
-    assert '<input type="tablet" bus="usb">' in flat_xml
     conflict = copy.deepcopy(VM)
     conflict["spec"]["template"]["spec"]["domain"]["memory"] = {"guest": "1Gi"}
     out = client.post("/preview", content=orjson.dumps(conflict)).json()
