@@ -33,6 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--kubeconfig", default=S, help="live cluster through this kubeconfig file")
     src.add_argument("--in-cluster", action="store_true", default=S, help="live cluster, in-cluster configuration")
     src.add_argument("--catalog", default=S, help="directory of instance type/preference YAML files")
+    p.add_argument("--kubevirt", metavar="NAMESPACE/NAME", default=S,
+                   help="the KubeVirt CR whose spec.configuration is the cluster configuration (default: the one "
+                        "found in any namespace; without one, KubeVirt's defaults)")
+    p.add_argument("--preserve-guest", action="store_true", default=S,
+                   help="write the devices virt-controller auto-attaches into flattened VMs, so the guest keeps "
+                        "the hardware it has with its references (a deliberate divergence from upstream's flat VM)")
     p.add_argument("--metrics-port", type=int, default=S, help="plain-HTTP /metrics port (default 8080, 0 = off)")
     p.add_argument("--log-level", default=S, help="debug, info, warning, error (default info)")
     p.add_argument("--max-body-bytes", type=int, default=S, help="larger request bodies get 413 (default 8 MiB)")

@@ -79,6 +79,7 @@ class Webhook:
     offload: bool = False
     ready: Callable[[], bool] = lambda: True
     draining: bool = False
+    configuration_status: Callable[[], str] = lambda: "KubeVirt's defaults"  # which cluster configuration is in use
 
     def is_ready(self) -> bool:
         return not self.draining and bool(self.ready())
@@ -313,7 +314,8 @@ def create_api(hook: Webhook) -> FastAPI:
     @app.get("/readyz", response_class=Response, responses={503: {"description": "not ready, or draining"}})
     async def readyz() -> Response:
         if hook.is_ready():
-            return Response(b'{"status":"ready"}', media_type=JSON)
+            return Response(orjson.dumps({"status": "ready", "clusterConfiguration": hook.configuration_status()}),
+                            media_type=JSON)
         why = "draining" if hook.draining else "reference source not synced"
         return Response(orjson.dumps({"status": "not ready", "reason": why}), status_code=503, media_type=JSON)
 

@@ -20,6 +20,7 @@ class ReviewContext:
     namespace_labels: NamespaceLabels | None = None
     provenance: bool = True
     vm_policy_overrides: bool = False  # honour the VM annotation instancetype-webhook.kubevirt.io/policy
+    preserve_guest: bool = False  # flat VMs keep the devices virt-controller auto-attaches (app.kubevirt.guest)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -70,7 +70,8 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
 
         try:
             source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
-                                               lookup_timeout=settings.lookup_timeout)
+                                               lookup_timeout=settings.lookup_timeout, kubevirt=settings.kubevirt,
+                                               cluster_fallback=settings.cluster())
         except Exception as exc:  # ConfigException, unreadable or malformed files
             where = "in-cluster configuration" if settings.in_cluster else f"kubeconfig {settings.kubeconfig}"
             raise ServeError(f"cannot load the {where}: {exc}") from exc
@@ -85,6 +86,27 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
         raise ServeError(str(exc)) from exc
     where = f"catalog {settings.catalog}" if settings.catalog else "bundled catalogue"
     return source, lambda: True, False, None, where
+
+
+def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewContext, metrics: Metrics) -> Any:
+    """The cluster configuration in use: the live source's (the KubeVirt CR, followed live) or, offline, the
+    defaults (with any INSTANCETYPE_WEBHOOK_CLUSTER_* settings); every change reaches ctx and /metrics."""
+    from app.sources.cluster_config import ClusterConfiguration
+
+    configuration = getattr(source, "configuration", None)
+    overridden = ", ".join(f"INSTANCETYPE_WEBHOOK_{name.upper()}" for name in settings.cluster_overridden())
+    if configuration is None:
+        configuration = ClusterConfiguration(settings.cluster())
+        configuration.unavailable("no KubeVirt CR offline" + (f" ({overridden} set)" if overridden else ""))
+    elif overridden:
+        log.warning("%s: used only while there is no usable KubeVirt CR; the CR's configuration wins", overridden)
+
+    def use(cluster: Any) -> None:
+        ctx.cluster = cluster
+        metrics.configuration(cluster)
+
+    configuration.subscribe(use)
+    return configuration
 
 
 def tls_files(settings: ServerSettings) -> tuple[Path, Path]:
@@ -107,11 +129,13 @@ def serve(settings: ServerSettings) -> int:
     source, ready, offload, namespace_labels, where = build_source(settings)
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
                         namespace_labels=namespace_labels, provenance=settings.provenance,
-                        vm_policy_overrides=settings.allow_vm_policy)
+                        vm_policy_overrides=settings.allow_vm_policy, preserve_guest=settings.preserve_guest)
     metrics = Metrics()
+    configuration = follow_configuration(settings, source, ctx, metrics)
     hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
-                   deadline_action=settings.deadline_action, offload=offload, ready=ready)
+                   deadline_action=settings.deadline_action, offload=offload, ready=ready,
+                   configuration_status=configuration.describe)
     tls.on_reload = metrics.tls_reloads.inc
     tls.start()
     if settings.metrics_port:

@@ -1,7 +1,11 @@
 """Server settings: every `serve` flag is also an environment variable `INSTANCETYPE_WEBHOOK_<NAME>`.
 
-Precedence: command-line flag > environment variable > default. Cluster settings (the KubeVirt CR
-values that expansion depends on) are here too, with upstream's defaults.
+Precedence: command-line flag > environment variable > default.
+
+The cluster configuration comes from the KubeVirt CR (`--kubevirt NAMESPACE/NAME`, else the one found in
+any namespace), watched live. The `cluster_*` settings (INSTANCETYPE_WEBHOOK_CLUSTER_*) are demoted: they
+are the configuration only while no usable KubeVirt CR exists (the offline catalogue, or a cluster without
+KubeVirt); a live CR always wins over them.
 """
 from __future__ import annotations
 
@@ -47,7 +51,9 @@ class ServerSettings(BaseSettings):
     shutdown_delay: float = Field(2.0, ge=0, description="seconds /readyz reports false after SIGTERM before the listener closes")
     shutdown_grace: float = Field(10.0, ge=0, description="seconds to drain in-flight requests after that")
     provenance: bool = True
-    # Cluster configuration the expansion depends on (upstream defaults).
+    kubevirt: str | None = Field(None, description="NAMESPACE/NAME of the KubeVirt CR (default: the one found)")
+    preserve_guest: bool = False  # write the auto-attached devices into flat VMs (a divergence from upstream)
+    # The configuration without a usable KubeVirt CR (upstream defaults; the CR wins when there is one).
     cluster_architecture: str = "amd64"
     cluster_machine_type: str = "q35"
     cluster_network_binding: str = "bridge"
@@ -61,6 +67,17 @@ class ServerSettings(BaseSettings):
     def _version(cls, value: object) -> object:
         return {"TLSv1.2": "1.2", "TLSv1.3": "1.3", "1.2": "1.2", "1.3": "1.3"}.get(str(value), value)
 
+    @field_validator("kubevirt")
+    @classmethod
+    def _kubevirt(cls, value: str | None) -> str | None:
+        if value is not None and (value.count("/") != 1 or not all(value.split("/"))):
+            raise ValueError("give the KubeVirt CR as NAMESPACE/NAME")
+        return value
+
+    def cluster_overridden(self) -> list[str]:
+        """The INSTANCETYPE_WEBHOOK_CLUSTER_* settings given explicitly (they only apply without a KubeVirt CR)."""
+        return sorted(name for name in self.model_fields_set if name.startswith("cluster_"))
+
     def cluster(self) -> ClusterSettings:
         return ClusterSettings(
             architecture=self.cluster_architecture,
@@ -70,4 +87,5 @@ class ServerSettings(BaseSettings):
             eviction_strategy=self.cluster_eviction_strategy,
             cpu_request=self.cluster_cpu_request,
             memory_overcommit=self.cluster_memory_overcommit,
+            origin="environment" if self.cluster_overridden() else "defaults",
         )

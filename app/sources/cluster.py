@@ -10,6 +10,9 @@ Namespaces, for the policy label), with the official `kubernetes` client.
   once, before the watch event arrives) and caches what it found. A 404 is a plain miss (None); an
   unreachable API server raises `SourceUnavailable`, which the webhook answers with a reason.
 - ControllerRevisions are fetched on demand (`get_revision`) and cached: their data is immutable.
+- The KubeVirt CRs (`kubevirt.io/v1` kubevirts, every namespace, or the one `kubevirt="ns/name"` names)
+  are watched too: `configuration` (app.sources.cluster_config) turns them into the ClusterSettings in
+  use after every change. Without the KubeVirt API or the RBAC to read it, KubeVirt's defaults apply.
 - `synced` turns true once every kind has been listed; it stays true while the cache answers from
   its last known state during an outage (`last_contact` tells how old that state is).
 """
@@ -27,7 +30,9 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, CLUSTER_SCOPED, INSTANCETYPE, PREFERENCE
+from app.sources.cluster_config import ClusterConfiguration
 from app.sources.compact import compact
 
 log = logging.getLogger("instancetype_webhook.cluster")
@@ -40,6 +45,9 @@ PLURALS = {
     CLUSTER_PREFERENCE: "virtualmachineclusterpreferences",
 }
 NAMESPACE = "Namespace"
+KUBEVIRT = "KubeVirt"
+KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL = "kubevirt.io", "v1", "kubevirts"
+OPTIONAL = (NAMESPACE, KUBEVIRT)  # a cluster may lack these (or the RBAC to read them): the informer stops
 Key = tuple[str, str]  # (namespace or "", name)
 
 
@@ -78,8 +86,11 @@ class Informer:
     """List+watch of one resource into a dict cache, resumed and relisted as needed, in a thread."""
 
     def __init__(self, name: str, lister: Callable[..., Any], namespaced: bool, kind: str,
-                 stop: threading.Event, watch_timeout: int, backoff: Backoff, on_contact: Callable[[], None]):
+                 stop: threading.Event, watch_timeout: int, backoff: Backoff, on_contact: Callable[[], None],
+                 on_change: Callable[["Informer"], None] | None = None,
+                 on_unavailable: Callable[[str], None] | None = None):
         self.name, self.lister, self.namespaced, self.kind = name, lister, namespaced, kind
+        self.on_change, self.on_unavailable = on_change, on_unavailable
         self.store: dict[Key, dict[str, Any]] = {}
         self.resource_version: str | None = None
         self.synced = threading.Event()
@@ -101,8 +112,12 @@ class Informer:
                 if exc.status == 410:
                     self.resource_version = None
                     continue
-                if exc.status in (401, 403, 404) and self.kind == NAMESPACE:
-                    log.warning("%s: cannot list (%s); namespace policy labels are off", self.name, exc.status)
+                if exc.status in (401, 403, 404) and self.kind in OPTIONAL:
+                    why = f"cannot list {self.name} (HTTP {exc.status})"
+                    if self.on_unavailable is not None:
+                        self.on_unavailable(why)
+                    else:
+                        log.warning("%s; namespace policy labels are off", why)
                     self.disabled = True
                     self.synced.set()
                     return
@@ -127,6 +142,8 @@ class Informer:
         self.store = {_key(obj, self.namespaced): self._complete(obj) for obj in items if isinstance(obj, dict)}
         self.resource_version = (doc.get("metadata") or {}).get("resourceVersion") or "0"
         self.relists += 1
+        if self.on_change is not None:
+            self.on_change(self)
         self.synced.set()
         self._contact()
         self._backoff.reset()
@@ -136,7 +153,8 @@ class Informer:
         obj = compact(obj)
         # List items carry no kind/apiVersion; the core and the provenance annotation want them.
         if self.kind != NAMESPACE and "kind" not in obj:
-            obj["kind"], obj["apiVersion"] = self.kind, f"{GROUP}/{VERSION}"
+            group_version = f"{KUBEVIRT_GROUP}/{KUBEVIRT_VERSION}" if self.kind == KUBEVIRT else f"{GROUP}/{VERSION}"
+            obj["kind"], obj["apiVersion"] = self.kind, group_version
         return obj
 
     def _watch(self) -> None:
@@ -162,6 +180,8 @@ class Informer:
             self.store[_key(obj, self.namespaced)] = self._complete(obj)
         elif kind == "DELETED":
             self.store.pop(_key(obj, self.namespaced), None)
+        if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_change is not None:
+            self.on_change(self)
         if rv:
             self.resource_version = rv
         self._contact()
@@ -195,7 +215,9 @@ class ClusterSource:
     remote = True
 
     def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = 300,
-                 backoff_max: float = 30.0, namespaces: bool = True, revision_cache: int = 4096):
+                 backoff_max: float = 30.0, namespaces: bool = True, revision_cache: int = 4096,
+                 kubevirt: str | None = None, cluster_fallback: ClusterSettings = DEFAULT_SETTINGS,
+                 watch_kubevirt: bool = True):
         self.api = api
         self.lookup_timeout = lookup_timeout
         self.custom = k8s.CustomObjectsApi(api)
@@ -211,6 +233,13 @@ class ClusterSource:
         if namespaces:
             self.informers[NAMESPACE] = Informer("namespaces", self.core.list_namespace, False, NAMESPACE,
                                                  self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch)
+        self.configuration = ClusterConfiguration(cluster_fallback, kubevirt)
+        if watch_kubevirt:
+            lister = _bind(self.custom.list_cluster_custom_object, KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL)
+            self.informers[KUBEVIRT] = Informer(
+                KUBEVIRT_PLURAL, lister, True, KUBEVIRT, self._stop, watch_timeout, Backoff(maximum=backoff_max),
+                self._touch, on_change=lambda informer: self.configuration.update(list(informer.store.values())),
+                on_unavailable=self.configuration.unavailable)
         self._revisions: dict[Key, dict[str, Any]] = {}
         self._revision_cache = revision_cache
         self._threads: list[threading.Thread] = []
@@ -255,7 +284,7 @@ class ClusterSource:
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         informer = self.informers.get(kind)
-        if informer is None or kind == NAMESPACE:
+        if informer is None or kind in OPTIONAL:
             return None
         key = ("" if kind in CLUSTER_SCOPED else (namespace or "default"), name)
         obj = informer.store.get(key)

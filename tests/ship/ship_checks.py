@@ -34,7 +34,7 @@ EXPECTED_RULES = {"/mutate": {VM_RULE}, "/validate": {VM_RULE} | INSTANCETYPE_RU
 
 EXPECTED_RBAC = {
     ("instancetype.kubevirt.io", resource, frozenset({"get", "list", "watch"})) for resource in INSTANCETYPE_RESOURCES
-} | {("apps", "controllerrevisions", frozenset({"get"}))}
+} | {("apps", "controllerrevisions", frozenset({"get"}))} | {("kubevirt.io", "kubevirts", frozenset({"get", "list", "watch"}))}
 
 WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 INJECT_CA = "cert-manager.io/inject-ca-from"

@@ -56,3 +56,13 @@ def test_dockerfile_default_command():
     assert entrypoint == ["instancetype-webhook", "serve"]
     settings = serve_settings(cmd)
     assert settings.dev is True and settings.host == "0.0.0.0" and settings.port == 8443
+
+
+def test_chart_preserve_guest_and_kubevirt_cr():
+    from test_chart import install
+
+    objs, _ = install({"preserveGuest": True, "kubevirtCR": "kubevirt/kubevirt"})
+    settings = serve_settings(deployment_args(objs))
+    assert (settings.preserve_guest, settings.kubevirt) == (True, "kubevirt/kubevirt")
+    default = serve_settings(deployment_args(install(None)[0]))
+    assert (default.preserve_guest, default.kubevirt) == (False, None)

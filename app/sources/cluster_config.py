@@ -1,0 +1,102 @@
+"""The cluster configuration in use, followed live from the KubeVirt CRs a watch reports.
+
+virt-api's rules (pkg/virt-config): the CR it reads is one not being deleted whose `status.phase` is set
+(virt-operator has seen it); its configuration is merged over KubeVirt's defaults
+(`app.kubevirt.configuration`). An invalid configuration is logged and not used: the last valid one stays.
+When the CR disappears the last configuration stays too; only a cluster that never had a usable CR runs on
+the defaults (here: the `fallback` settings, upstream's defaults unless the operator demoted old
+environment settings into it).
+
+`update(objects)` is called with every KubeVirt object after each list and watch event; listeners
+(`subscribe`) get the new ClusterSettings whenever they change, so the next review uses them.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from app.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt, usable_kubevirt
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+
+log = logging.getLogger("instancetype_webhook.cluster")
+
+Listener = Callable[[ClusterSettings], None]
+
+
+def _where(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+class ClusterConfiguration:
+    """The ClusterSettings in use (see the module docstring); `pinned` ("namespace/name") limits it to one CR."""
+
+    def __init__(self, fallback: ClusterSettings = DEFAULT_SETTINGS, pinned: str | None = None):
+        self.fallback = fallback
+        self.pinned = pinned
+        self.settings = fallback
+        self.reason = "no KubeVirt CR found: KubeVirt's defaults apply"
+        self._seen_cr = False
+        self._invalid_version = ""
+        self._listeners: list[Listener] = []
+        self._lock = threading.Lock()
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call `listener(settings)` now and on every change."""
+        self._listeners.append(listener)
+        listener(self.settings)
+
+    def describe(self) -> str:
+        """One line for /readyz and the logs: which configuration is in use."""
+        settings = self.settings
+        if settings.origin.startswith("KubeVirt"):
+            return f"{settings.origin} generation {settings.generation} (resourceVersion {settings.resource_version})"
+        return self.reason
+
+    def unavailable(self, why: str) -> None:
+        """The KubeVirt CRs cannot be read (not installed, or no RBAC): the defaults apply."""
+        with self._lock:
+            self.reason = f"{why}: KubeVirt's defaults apply"
+        log.warning("cluster configuration: %s", self.reason)
+
+    def update(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        with self._lock:
+            changed = self._update([o for o in objects if self.pinned is None or _where(o) == self.pinned])
+        if changed is not None:
+            for listener in list(self._listeners):
+                listener(changed)
+
+    def _update(self, objects: list[Mapping[str, Any]]) -> ClusterSettings | None:
+        kubevirt = usable_kubevirt(objects)
+        if kubevirt is None:
+            return self._no_kubevirt(objects)
+        self._seen_cr = True
+        version = str((kubevirt.get("metadata") or {}).get("resourceVersion") or "")
+        if version and version in (self.settings.resource_version, self._invalid_version):
+            return None
+        problem = kubevirt_problem(kubevirt)
+        if problem is not None:
+            self._invalid_version = version
+            log.error("cluster configuration: KubeVirt %s resourceVersion %s is invalid (%s); keeping %s",
+                      _where(kubevirt), version, problem, self.describe())
+            return None
+        settings = settings_from_kubevirt(kubevirt, self.settings)
+        if settings == self.settings:
+            return None
+        self.settings = settings
+        log.info("cluster configuration: %s", self.describe())
+        return settings
+
+    def _no_kubevirt(self, objects: list[Mapping[str, Any]]) -> ClusterSettings | None:
+        if self._seen_cr:
+            log.warning("cluster configuration: no usable KubeVirt CR any more; keeping %s, as virt-api does",
+                        self.describe())
+            return None
+        what = f"KubeVirt {self.pinned}" if self.pinned else "KubeVirt CR"
+        reason = (f"no {what} with a status.phase yet" if objects else f"no {what} found") + ": KubeVirt's defaults apply"
+        if reason != self.reason:
+            self.reason = reason
+            log.warning("cluster configuration: %s", reason)
+        return None

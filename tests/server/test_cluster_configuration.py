@@ -1,0 +1,128 @@
+"""The real server follows the KubeVirt CR of the (fake) cluster live: changing its default network binding
+changes the next VM's flattening with no restart; /metrics and /readyz say which configuration is in use."""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import time
+from pathlib import Path
+
+import httpx
+import jsonpatch
+import orjson
+
+from tests.server.harness import review, serve
+from tests.sources.fake_apiserver import FakeAPIServer
+
+VM = {
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+    "metadata": {"name": "vm1", "namespace": "apps"},
+    "spec": {"runStrategy": "Halted", "instancetype": {"name": "small", "kind": "VirtualMachineInstancetype"},
+             "template": {"spec": {"domain": {"devices": {}}}}},
+}
+SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+         "metadata": {"name": "small", "namespace": "apps"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
+
+
+def kubevirt(configuration: dict, phase: str = "Deployed") -> dict:
+    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": configuration},
+            "status": {"phase": phase, "defaultArchitecture": "amd64"} if phase else {}}
+
+
+def flatten(client: httpx.Client, vm: dict) -> dict:
+    resp = client.post("/mutate", content=orjson.dumps(review(vm)))
+    assert resp.status_code == 200, resp.text
+    answer = resp.json()["response"]
+    assert answer["allowed"], answer
+    return jsonpatch.apply_patch(vm, json.loads(base64.b64decode(answer["patch"])), in_place=False)
+
+
+def interfaces(flat: dict) -> list[dict]:
+    return flat["spec"]["template"]["spec"]["domain"]["devices"]["interfaces"]
+
+
+def metric(server, name: str) -> float:
+    for line in httpx.get(f"{server.metrics_url}/metrics").text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} not in /metrics")
+
+
+def wait_for(check, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_kubevirt_cr_is_followed_live(tmp_path: Path):
+    fake = FakeAPIServer()
+    fake.add(SMALL)
+    fake.add(kubevirt({"network": {"defaultNetworkInterface": "bridge"}}))
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    try:
+        with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expand") as server, server.client() as client:
+            wait_for(lambda: client.get("/readyz").status_code == 200)
+            assert client.get("/readyz").json()["clusterConfiguration"].startswith("KubeVirt kubevirt/kubevirt generation 1")
+            assert interfaces(flatten(client, VM)) == [{"name": "default", "bridge": {}}]
+            assert metric(server, "instancetype_webhook_cluster_configuration_generation") == 1
+
+            stored = fake.get("KubeVirt", "kubevirt", "kubevirt")
+            changed = copy.deepcopy(stored)
+            changed["spec"]["configuration"]["network"]["defaultNetworkInterface"] = "masquerade"
+            fake.add(changed)  # an update: watchers see MODIFIED, generation 2
+            wait_for(lambda: metric(server, "instancetype_webhook_cluster_configuration_generation") == 2)
+            assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
+
+            # an invalid configuration is not used: the last valid one (masquerade) stays, as in virt-api
+            broken = copy.deepcopy(fake.get("KubeVirt", "kubevirt", "kubevirt"))
+            broken["spec"]["configuration"]["network"]["defaultNetworkInterface"] = "sriov"
+            fake.add(broken)
+            wait_for(lambda: "is invalid" in server.logs())
+            assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
+            assert metric(server, "instancetype_webhook_cluster_configuration_generation") == 2
+    finally:
+        fake.stop()
+
+
+def test_without_a_kubevirt_cr_the_defaults_apply_and_readyz_says_so(tmp_path: Path):
+    fake = FakeAPIServer()
+    fake.add(SMALL)
+    fake.add(kubevirt({"network": {"defaultNetworkInterface": "masquerade"}}, phase=""))  # not deployed yet
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    try:
+        with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expand") as server, server.client() as client:
+            wait_for(lambda: client.get("/readyz").status_code == 200)
+            assert "KubeVirt's defaults apply" in client.get("/readyz").json()["clusterConfiguration"]
+            assert interfaces(flatten(client, VM)) == [{"name": "default", "bridge": {}}]
+            assert metric(server, "instancetype_webhook_cluster_configuration_generation") == 0
+            assert "no KubeVirt CR with a status.phase yet" in server.logs()
+            # virt-operator deploys it: from now on its configuration is used
+            deployed = copy.deepcopy(fake.get("KubeVirt", "kubevirt", "kubevirt"))
+            deployed["status"] = {"phase": "Deployed", "defaultArchitecture": "amd64"}
+            fake.add(deployed)
+            wait_for(lambda: metric(server, "instancetype_webhook_cluster_configuration_generation") >= 1)
+            assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
+    finally:
+        fake.stop()
+
+
+def test_a_cluster_without_kubevirt_runs_on_the_defaults(tmp_path: Path):
+    fake = FakeAPIServer()
+    fake.add(SMALL)
+    fake.uninstall("kubevirt.io")
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    try:
+        with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expand",
+                   env={"INSTANCETYPE_WEBHOOK_CLUSTER_NETWORK_BINDING": "masquerade"}) as server, server.client() as client:
+            wait_for(lambda: client.get("/readyz").status_code == 200)
+            assert "cannot list kubevirts (HTTP 404)" in client.get("/readyz").json()["clusterConfiguration"]
+            # the demoted environment setting applies while there is no KubeVirt CR
+            assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
+    finally:
+        fake.stop()
