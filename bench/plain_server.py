@@ -28,7 +28,8 @@ from app.server.settings import ServerSettings  # noqa: E402
 def build_app(settings: ServerSettings):
     source, ready, offload, namespace_labels, _ = build_source(settings)
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
-                        namespace_labels=namespace_labels, provenance=settings.provenance)
+                        namespace_labels=namespace_labels, provenance=settings.provenance,
+                        resize_handwritten=settings.resize_handwritten)
     metrics = Metrics()
     hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,

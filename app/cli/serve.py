@@ -48,6 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--shutdown-delay", type=float, default=S, help="seconds /readyz is false before stopping")
     p.add_argument("--no-provenance", dest="provenance", action="store_false", default=S,
                    help="do not add the expanded-from annotation to flattened VMs")
+    p.add_argument("--no-resize-handwritten", dest="resize_handwritten", action="store_false", default=S,
+                   help="naming an instance type on a VM written flat by hand stays upstream's conflict")
     p.set_defaults(func=run)
 
 

@@ -83,7 +83,7 @@ def _key(pointer: str, flat: Any) -> str:
             out.append(_escape(token))
             node = node.get(token) if type(node) is dict else None
     key = "/" + "/".join(out)
-    return key[len(TEMPLATE_SPEC) - 1:] if key.startswith(TEMPLATE_SPEC) else key
+    return key[len(TEMPLATE_SPEC):] if key.startswith(TEMPLATE_SPEC) else key
 
 
 def _at(doc: Any, pointer: str) -> Any:

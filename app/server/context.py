@@ -21,6 +21,7 @@ class ReviewContext:
     provenance: bool = True
     vm_policy_overrides: bool = False  # honour the VM annotation instancetype-webhook.kubevirt.io/policy
     preserve_guest: bool = False  # flat VMs keep the devices virt-controller auto-attaches (app.kubevirt.guest)
+    resize_handwritten: bool = True  # resize hand-written flat VMs (app/server/resize.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

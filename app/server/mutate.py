@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.kubevirt.causes import ExpandError, Verdict
+from app.kubevirt.imprint import imprint_from_patch
 from app.kubevirt.mutator import mutate_vm
+from app.kubevirt.resize import matchers_changed
 from app.kubevirt.review import check_and_expand
 from app.patch import make_patch
 from app.server import review as rv
@@ -53,11 +55,36 @@ def flatten(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str,
 
 def finish_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, Any]:
     """The expansion as stored: no namespace the VM did not carry, plus the provenance annotation."""
+    return stored_flat(vm, flat, namespace, ctx)[0]
+
+
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": obj["metadata"]} if "metadata" in obj else {}
+
+
+def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str,
+                ctx: ReviewContext) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """finish_flat and the JSONPatch from `vm` to it. The provenance annotation records the imprint
+    (what flattening wrote, `app.kubevirt.imprint`), read from the same patch."""
     if not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace")) and type(flat.get("metadata")) is dict:
         flat = {**flat, "metadata": {k: v for k, v in flat["metadata"].items() if k != "namespace"}}
+    ops = make_patch(vm, flat)
     if ctx.provenance:
-        flat = with_annotation(flat, PROVENANCE_KEY, provenance(vm, namespace, ctx.source))
-    return flat
+        value = provenance(vm, namespace, ctx.source, imprint_from_patch(vm, flat, ops))
+        annotated = with_annotation(flat, PROVENANCE_KEY, value)
+        ops = [*make_patch(_metadata(vm), _metadata(annotated)), *ops]
+        flat = annotated
+    return flat, ops
+
+
+def refusal(verdict: Verdict, exc: ExpandError | None, policy: str) -> Verdict | None:
+    """The denial for a check_and_expand answer, or None when the VM may be stored flat.
+
+    A reference that does not resolve is the real reason (validation ignored it); otherwise the
+    validator's answer comes first, as /validate would give it."""
+    if exc is not None and (verdict.allowed or exc.kind in ("notFound", "badRequest")):
+        return expansion_denial(exc, policy)
+    return None if verdict.allowed and exc is None else verdict
 
 
 @dataclass
@@ -88,18 +115,16 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     if not decision.expand:
         return VMAnswer("allow", Verdict.allow(decision.warnings), decision.policy, decision.why)
 
+    if operation == "UPDATE" and matchers_changed(vm, old_vm):  # naming a new size: app/server/resize.py
+        from app.server.resize import resize_answer
+
+        return resize_answer(vm, old_vm, namespace, decision, ctx)
     # validate_vm and expand in one pass (app.kubevirt.review): the same answers, half the work
     verdict, flat, exc = check_and_expand(with_namespace(vm, namespace), ctx.source, ctx.cluster)
-    if exc is not None:
-        # A reference that does not resolve is the real reason (validation ignored it); otherwise
-        # the validator's answer comes first, as /validate would give it.
-        if verdict.allowed or exc.kind in ("notFound", "badRequest"):
-            return VMAnswer("deny", expansion_denial(exc, decision.policy), decision.policy, decision.why, error=exc)
-        return VMAnswer("deny", verdict, decision.policy, decision.why, error=exc)
-    if not verdict.allowed:
-        return VMAnswer("deny", verdict, decision.policy, decision.why)
-    flat = finish_flat(vm, flat, namespace, ctx)
-    ops = make_patch(vm, flat)
+    denied = refusal(verdict, exc, decision.policy)
+    if denied is not None:
+        return VMAnswer("deny", denied, decision.policy, decision.why, error=exc)
+    flat, ops = stored_flat(vm, flat, namespace, ctx)
     allowed = Verdict.allow([*decision.warnings, *verdict.warnings])
     return VMAnswer("patch" if ops else "allow", allowed, decision.policy, decision.why, ops, flat)
 

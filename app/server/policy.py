@@ -26,10 +26,10 @@ from typing import Any, Callable
 
 import orjson
 
+from app.kubevirt.imprint import PROVENANCE_KEY
 from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
 
 POLICY_KEY = "instancetype-webhook.kubevirt.io/policy"
-PROVENANCE_KEY = "instancetype-webhook.kubevirt.io/expanded-from"
 POLICIES = ("reference", "expand", "expandAll")
 
 NamespaceLabels = Callable[[str], "dict[str, str] | None"]
@@ -119,11 +119,12 @@ def matcher_kind(matcher: dict[str, Any], instancetype: bool) -> str | None:
     return (_INSTANCETYPE_KINDS if instancetype else _PREFERENCE_KINDS).get(kind.lower())
 
 
-def provenance(vm: dict[str, Any], namespace: str, source: Any) -> str:
+def provenance(vm: dict[str, Any], namespace: str, source: Any, imprint: dict[str, Any] | None = None) -> str:
     """The provenance annotation value: what was inlined, as compact JSON.
 
     Per matcher: kind and name, plus `revision` when `revisionName` pinned a ControllerRevision,
-    otherwise the live object's `uid` and `generation` (as the source saw them).
+    otherwise the live object's `uid` and `generation` (as the source saw them). Then the imprint
+    (`set`, `replaced`: what flattening wrote, app/kubevirt/imprint.py), which a resize takes out.
     """
     spec = _dict(vm.get("spec"))
     out: dict[str, Any] = {}
@@ -145,6 +146,7 @@ def provenance(vm: dict[str, Any], namespace: str, source: Any) -> str:
             if meta.get("generation") is not None:
                 entry["generation"] = meta["generation"]
         out[key] = entry
+    out.update(imprint or {})
     return orjson.dumps(out).decode()
 
 

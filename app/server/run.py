@@ -129,7 +129,8 @@ def serve(settings: ServerSettings) -> int:
     source, ready, offload, namespace_labels, where = build_source(settings)
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
                         namespace_labels=namespace_labels, provenance=settings.provenance,
-                        vm_policy_overrides=settings.allow_vm_policy, preserve_guest=settings.preserve_guest)
+                        vm_policy_overrides=settings.allow_vm_policy, preserve_guest=settings.preserve_guest,
+                        resize_handwritten=settings.resize_handwritten)
     metrics = Metrics()
     configuration = follow_configuration(settings, source, ctx, metrics)
     hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,

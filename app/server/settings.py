@@ -53,6 +53,7 @@ class ServerSettings(BaseSettings):
     provenance: bool = True
     kubevirt: str | None = Field(None, description="NAMESPACE/NAME of the KubeVirt CR (default: the one found)")
     preserve_guest: bool = False  # write the auto-attached devices into flat VMs (a divergence from upstream)
+    resize_handwritten: bool = True  # resize hand-written flat VMs when they name an instance type
     # The configuration without a usable KubeVirt CR (upstream defaults; the CR wins when there is one).
     cluster_architecture: str = "amd64"
     cluster_machine_type: str = "q35"

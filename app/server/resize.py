@@ -1,0 +1,46 @@
+"""The resize path of /mutate (and /preview, the CLI): an UPDATE under `expand`/`expandAll` whose object
+names an instance type and/or preference the stored object did not reference (app/kubevirt/resize.py).
+
+The flat VM is unflattened (its recorded imprint taken out, or, when it was written flat by hand,
+the fields the new instance type owns removed unless `--no-resize-handwritten`), validated and
+expanded as any VM with matchers, and stored flat again with new provenance. The patch turns the
+submitted object into that VM.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from app.kubevirt.causes import Verdict
+from app.kubevirt.resize import Resized, resize
+from app.patch import make_patch
+from app.server.context import ReviewContext, with_namespace
+from app.server.mutate import VMAnswer, refusal, stored_flat
+from app.server.policy import Decision
+
+
+def resize_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: str, ctx: ReviewContext,
+              policy: str = "expand") -> tuple[Resized, Verdict | None, dict[str, Any] | None]:
+    """(the core's answer, the denial or None, the VM as it would be stored)."""
+    result = resize(with_namespace(vm, namespace), ctx.source, ctx.cluster, old_vm=old_vm,
+                    handwritten=ctx.resize_handwritten)
+    verdict, flat, exc = result.checked
+    denied = refusal(verdict, exc, policy)
+    if denied is not None or flat is None:
+        return result, denied, None
+    # the unflattened VM with the submitted metadata (the namespace only if the VM carried it)
+    base = {**result.base, "metadata": vm["metadata"]} if "metadata" in vm else result.base
+    stored, _ = stored_flat(base, flat, namespace, ctx)
+    return result, None, stored
+
+
+def resize_answer(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: str, decision: Decision,
+                  ctx: ReviewContext) -> VMAnswer:
+    result, denied, stored = resize_vm(vm, old_vm, namespace, ctx, decision.policy)
+    why = f"resize on {decision.why}"
+    if denied is not None or stored is None:
+        denied = denied or Verdict.deny(result.checked.verdict.causes)
+        denied.warnings = [*decision.warnings, *denied.warnings]
+        return VMAnswer("deny", denied, decision.policy, why, error=result.checked.error)
+    ops = make_patch(vm, stored)
+    allowed = Verdict.allow([*decision.warnings, *result.warnings, *result.checked.verdict.warnings])
+    return VMAnswer("patch" if ops else "allow", allowed, decision.policy, why, ops, stored)
