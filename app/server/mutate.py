@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.kubevirt.causes import ExpandError, Verdict
+from app.kubevirt.guest import review_guest
 from app.kubevirt.imprint import imprint_from_patch
 from app.kubevirt.mutator import mutate_vm
 from app.kubevirt.resize import matchers_changed
@@ -124,8 +125,10 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     denied = refusal(verdict, exc, decision.policy)
     if denied is not None:
         return VMAnswer("deny", denied, decision.policy, decision.why, error=exc)
+    # what flattening changes in the guest: a warning per device, or (--preserve-guest) kept in the flat VM
+    flat, guest = review_guest(with_namespace(vm, namespace), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
     flat, ops = stored_flat(vm, flat, namespace, ctx)
-    allowed = Verdict.allow([*decision.warnings, *verdict.warnings])
+    allowed = Verdict.allow([*decision.warnings, *verdict.warnings, *guest])
     return VMAnswer("patch" if ops else "allow", allowed, decision.policy, decision.why, ops, flat)
 
 

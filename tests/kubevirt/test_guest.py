@@ -1,0 +1,141 @@
+"""What flattening changes in the guest (app/kubevirt/guest.py), checked against the domain XML of both
+ways of storing the VM: over the public corpus, with --preserve-guest the flat VM's domain equals the
+referencing VM's; without it every difference comes with a warning, and no warning comes without one."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from app.domxml import DomainError, domain_config, render_domain, vmi_from_vm, xml_equal
+from app.domxml.stored import render_stored_vm, stored_vm
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.expand import expand
+from app.kubevirt.find import find_preference_spec
+from app.kubevirt.guest import guest_changes, may_change, preserve_guest, review_guest, started_devices
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from app.kubevirt.source import InMemorySource
+from app.sources.catalog import load_catalog
+from tests.kubevirt.conformance_io import source_for
+from tests.shared_data import conformance_cases
+
+UID = "7f6e5d4c-0000-4000-8000-000000000001"
+WINDOWS = {"devices": {"preferredAutoattachInputDevice": True, "preferredInputBus": "virtio", "preferredInputType": "tablet",
+                       "preferredInterfaceModel": "e1000e"}}
+
+
+def vm(devices=None, **spec):
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "g", "namespace": "ns"},
+            "spec": {"preference": {"name": "p"}, "template": {"spec": {"domain": {"devices": devices or {}}, **spec}}}}
+
+
+def flat_of(template_devices, networks=None):
+    spec = {"domain": {"devices": template_devices}}
+    if networks is not None:
+        spec["networks"] = networks
+    return {"spec": {"template": {"spec": spec}}}
+
+
+def test_the_auto_attached_input_loses_the_preferred_bus():
+    flat = flat_of({"autoattachInputDevice": True, "interfaces": [{"name": "default", "bridge": {}, "model": "e1000e"}]},
+                   [{"name": "default", "pod": {}}])
+    assert guest_changes(vm(), flat, WINDOWS) == ["flattening changes input default-0: bus virtio -> usb"]
+    kept = preserve_guest(vm(), flat, WINDOWS)
+    assert kept["spec"]["template"]["spec"]["domain"]["devices"]["inputs"] == [
+        {"name": "default-0", "type": "tablet", "bus": "virtio"}]
+    assert guest_changes(vm(), kept, WINDOWS) == [] and "inputs" not in flat["spec"]["template"]["spec"]["domain"]["devices"]
+
+
+def test_inputs_the_vm_brings_are_the_same_either_way():
+    own = {"inputs": [{"name": "mine", "type": "tablet"}], "autoattachInputDevice": True}
+    flat = flat_of({**own, "inputs": [{"name": "mine", "type": "tablet", "bus": "virtio"}]}, [])
+    assert not may_change(flat) and guest_changes(vm(own), flat, WINDOWS) == []
+
+
+def test_a_preference_without_input_preferences_changes_nothing():
+    pref = {"devices": {"preferredAutoattachInputDevice": True}}
+    flat = flat_of({"autoattachInputDevice": True, "interfaces": [{"name": "default", "bridge": {}}]},
+                   [{"name": "default", "pod": {}}])
+    assert guest_changes(vm(), flat, pref) == []
+    assert preserve_guest(vm(), flat, pref) is flat
+
+
+def test_a_turned_off_pod_interface_is_added_by_flattening():
+    """Expansion adds the default interface before the preference's preferredAutoattachPodInterface: false
+    lands in the template; virt-controller applies the flag first and adds none."""
+    pref = {"devices": {"preferredAutoattachPodInterface": False}}
+    flat = flat_of({"autoattachPodInterface": False, "interfaces": [{"name": "default", "masquerade": {}}]},
+                   [{"name": "default", "pod": {}}])
+    settings = ClusterSettings(default_network_binding="masquerade")
+    assert started_devices(vm()["spec"]["template"]["spec"], pref, settings).interfaces == ()
+    assert guest_changes(vm(), flat, pref, settings) == ["flattening adds interface default (masquerade binding)"]
+    kept = preserve_guest(vm(), flat, pref, settings)
+    assert "interfaces" not in kept["spec"]["template"]["spec"]["domain"]["devices"]
+    assert "networks" not in kept["spec"]["template"]["spec"] and guest_changes(vm(), kept, pref, settings) == []
+
+
+def test_review_guest_over_the_bundled_windows_preference():
+    source = load_catalog(default_namespace="demo")
+    win = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "win", "namespace": "demo"},
+           "spec": {"instancetype": {"name": "u1.medium"}, "preference": {"name": "windows.11.virtio"},
+                    "template": {"spec": {"domain": {"devices": {}}}}}}
+    flat = expand(win, source)
+    same, warnings = review_guest(win, flat, source)
+    assert same is flat and warnings == ["flattening changes input default-0: bus virtio -> usb"]
+    kept, none = review_guest(win, flat, source, preserve=True)
+    assert none == [] and kept["spec"]["template"]["spec"]["domain"]["devices"]["inputs"][0]["bus"] == "virtio"
+    fedora = copy.deepcopy(win)
+    fedora["spec"]["preference"]["name"] = "fedora"
+    flat_fedora = expand(fedora, source)
+    assert review_guest(fedora, flat_fedora, source) == (flat_fedora, [])
+
+
+def _corpus():
+    for case in conformance_cases():
+        spec = case["input"]["vm"].get("spec") or {}
+        if "vm" in case["expected"] and (spec.get("instancetype") or spec.get("preference")) \
+                and "expectedMutate" not in case and "expectedInfer" not in case:
+            yield case
+
+
+CORPUS = list(_corpus())
+
+
+def _render_flat(flat: dict, config) -> str:
+    return render_domain(vmi_from_vm(flat, uid=UID), config=config)
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c["name"] for c in CORPUS])
+def test_public_corpus_preserve_guest_keeps_the_referencing_domain(case):
+    case_input = case["input"]
+    config = domain_config(case_input.get("kubevirtConfiguration"))
+    source: InMemorySource = source_for(case_input)
+    settings = config.settings
+    try:
+        stored = stored_vm(copy.deepcopy(case_input["vm"]), source, config)
+        reference = render_stored_vm(copy.deepcopy(case_input["vm"]), source, "reference", config, uid=UID)
+        flat = expand(stored, source, settings)
+    except (DomainError, ExpandError):
+        pytest.skip("upstream would not start this VM (no domain to compare)")
+    preference = find_preference_spec(stored, source)
+    warnings = guest_changes(stored, flat, preference, settings)
+    same, where = xml_equal(_render_flat(flat, config), reference)
+    assert same == (warnings == []), f"domain differs at {where} but warnings are {warnings}"
+    kept = preserve_guest(stored, flat, preference, settings)
+    equal, where = xml_equal(_render_flat(kept, config), reference)
+    assert equal, f"--preserve-guest: the flat VM's domain still differs at {where}"
+
+
+def test_the_corpus_has_cases_where_flattening_changes_the_guest():
+    """The Windows and desktop common preferences (preferredInputBus virtio) are in the public corpus."""
+    changed = []
+    for case in CORPUS:
+        case_input = case["input"]
+        source, settings = source_for(case_input), domain_config(case_input.get("kubevirtConfiguration")).settings
+        try:
+            flat = expand(case_input["vm"], source, settings)
+        except ExpandError:
+            continue
+        if guest_changes(case_input["vm"], flat, find_preference_spec(case_input["vm"], source), settings):
+            changed.append(case["name"])
+    assert "common-preference.windows.11.virtio.preference-only" in changed and len(changed) >= 5
