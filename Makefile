@@ -1,13 +1,14 @@
 # Two commands do all the set-up on a fresh machine:
 #   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443)
 #   make test    install what the tests need and run them
+# The tests read tests/data/shared/, an in-tree copy of ../shared; `make sync-shared` refreshes it.
 PYTHON ?= python3.11
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.installed
 
-.PHONY: serve test install conformance bench clean
+.PHONY: serve test install conformance sync-shared bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -26,7 +27,11 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 conformance: $(STAMP)
-	$(VENV)/bin/instancetype-webhook conformance ../shared/conformance
+	$(VENV)/bin/instancetype-webhook conformance tests/data/shared/conformance
+
+# Refresh the in-tree copy from ../shared (or $$INSTANCETYPE_WEBHOOK_SHARED); prints what changed.
+sync-shared:
+	python3 tools/sync_shared.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py

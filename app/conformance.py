@@ -42,6 +42,8 @@ INPUT_KINDS = {
     "clusterPreferences": CLUSTER_PREFERENCE,
     "controllerRevisions": CONTROLLER_REVISION,
 }
+# The public cases as a source checkout bundles them (tests/data/shared is an in-tree copy of ../shared).
+BUNDLED_CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "shared" / "conformance"
 # Modules that register extra section checks when imported (they call `register_section`).
 PLUGIN_MODULES = ("app.domxml.conformance",)
 _MISSING = object()

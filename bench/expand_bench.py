@@ -67,7 +67,7 @@ def expand_all(work: list[tuple[dict, InMemorySource]]) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "conformance"))
+    parser.add_argument("--corpus", default=str(ROOT / "tests" / "data" / "shared" / "conformance"))
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary of one run")
     args = parser.parse_args()

@@ -1,13 +1,50 @@
-"""Shared fixtures: the ../shared data the project is checked against."""
+"""Shared fixtures (the in-tree data, see tests/shared_data.py) and the skip policy.
+
+Skip policy: a test that needs something the machine lacks skips with one line naming what to install
+(tests/needs.py). Under CI=true any skip fails the run, with the skipped tests listed.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
+from tests.needs import in_ci
 from tests.shared_data import CONFORMANCE, ROOT, SHARED, conformance_cases  # noqa: F401  (re-exported)
+
+_SKIPPED: list[tuple[str, str]] = []
 
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     return SHARED
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def pytest_runtest_logreport(report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _SKIPPED.append((report.nodeid, _skip_reason(report)))
+
+
+def pytest_collectreport(report) -> None:
+    if report.skipped:
+        _SKIPPED.append((report.nodeid, _skip_reason(report)))
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    if in_ci() and _SKIPPED and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if in_ci() and _SKIPPED:
+        terminalreporter.section("skipped under CI=true: the run fails", sep="=", red=True, bold=True)
+        for nodeid, reason in _SKIPPED:
+            terminalreporter.line(f"SKIPPED {nodeid}: {reason}")
+        terminalreporter.line(f"{len(_SKIPPED)} test(s) skipped; CI must install what they need (.ci/run).")

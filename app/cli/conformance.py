@@ -1,4 +1,4 @@
-"""`instancetype-webhook conformance DIR [-k SUBSTRING] [-v]`: run upstream's conformance cases.
+"""`instancetype-webhook conformance [DIR] [-k SUBSTRING] [--category CAT] [-v]`: run upstream's conformance cases.
 
 Prints one line per failing case with its first difference and ends with `N passed, M failed`;
 exit 0 only when no case failed (2 when DIR is not a directory).
@@ -18,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run conformance case files (upstream KubeVirt's answers) through the library",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
-    parser.add_argument("directory", metavar="DIR", help="directory of <case>.json files")
+    parser.add_argument("directory", metavar="DIR", nargs="?",
+                        help="directory of <case>.json files (default: the public cases bundled in a source "
+                             "checkout, tests/data/shared/conformance)")
     parser.add_argument("-k", dest="substring", metavar="SUBSTRING", help="only cases whose name contains SUBSTRING")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
     parser.set_defaults(func=run)
@@ -26,8 +28,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
+    directory = args.directory or conformance.BUNDLED_CASES
+    if args.directory is None and not conformance.BUNDLED_CASES.is_dir():
+        err.write("error: no DIR given and no bundled cases (tests/data/shared/conformance exists only in a "
+                  "source checkout); give a directory of case files\n")
+        return 2
     try:
-        return conformance.run(args.directory, out, substring=args.substring, verbose=args.verbose)
+        return conformance.run(directory, out, substring=args.substring, verbose=args.verbose)
     except NotADirectoryError as exc:
         err.write(f"error: {exc}\n")
         return 2

@@ -8,12 +8,13 @@ there, and that the machine description was recorded. Needs Debian's `wrk` (inst
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.needs import need_command
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS = {"floor", "mutate", "validate"}
@@ -22,8 +23,7 @@ TRANSPORTS = {"plain", "tls"}
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, dict]:
-    if shutil.which("wrk") is None:
-        pytest.fail("wrk is not installed: `apt-get install -y wrk` (CI installs it in .ci/run)")
+    need_command("wrk", "apt-get install -y wrk (.ci/run installs it)")
     out = tmp_path_factory.mktemp("bench-results")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--results-dir", str(out)],

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.needs import need_command
+
 from ship_checks import (
     Wiring, check_ca, check_deployment, check_rbac, check_schemas, check_webhooks, load_documents,
     match_condition_sends, webhooks,
@@ -16,6 +18,7 @@ from ship_checks import (
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "webhook_config"
+KUBECTL_INSTALL = "kubectl >= 1.21 (built-in kustomize v4) on PATH, e.g. from the machine image's google-cloud-cli"
 WIRING = Wiring(namespace="instancetype-webhook", service="instancetype-webhook")
 CLI = [sys.executable, "-m", "app"]
 
@@ -57,9 +60,7 @@ def test_the_ca_replacement_targets_every_webhook():
 @pytest.fixture(scope="module")
 def kustomized(tmp_path_factory) -> list[dict]:
     """The manifests as `kubectl apply -k` would send them, after `instancetype-webhook certs`."""
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:  # kubectl (with its built-in kustomize) ships in this machine image
-        pytest.skip("kubectl is not installed: cannot run kustomize")
+    kubectl = need_command("kubectl", KUBECTL_INSTALL)  # its built-in kustomize builds the manifests
     work = tmp_path_factory.mktemp("kustomize") / "webhook_config"
     shutil.copytree(CONFIG, work, ignore=shutil.ignore_patterns("tls"))
     gen = subprocess.run(CLI + ["certs", "--service", WIRING.service, "--namespace", WIRING.namespace,
@@ -85,9 +86,7 @@ def test_kustomize_build_passes_schema_and_invariants(kustomized):
 
 
 def test_kustomize_without_certificates_fails_loudly(tmp_path):
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed: cannot run kustomize")
+    kubectl = need_command("kubectl", KUBECTL_INSTALL)
     work = tmp_path / "webhook_config"
     shutil.copytree(CONFIG, work, ignore=shutil.ignore_patterns("tls"))
     built = subprocess.run([kubectl, "kustomize", str(work)], capture_output=True, text=True)
