@@ -192,6 +192,15 @@ def _delete(parent: Any, token: str) -> None:
             del parent[index]
 
 
+def _put(parent: Any, token: str, value: Any) -> None:
+    if type(parent) is dict:
+        parent[token] = value
+    elif type(parent) is list:
+        index = _index(parent, token)
+        if index is not None:
+            parent[index] = value
+
+
 def _element_token(element: Any, i: int) -> str:
     name = element.get("name") if type(element) is dict else None
     return f"name={name}" if type(name) is str and name else str(i)
@@ -218,7 +227,12 @@ def _strip_value(current: Any, recorded: Any, key: str, edits: list[Edit]) -> An
             if token not in wanted:
                 kept.append(element)
                 continue
-            rest = _strip_value(element, wanted[token], f"{key}/{token}", edits)
+            recorded_element = wanted[token]
+            if _same(element, recorded_element):
+                continue
+            if token.startswith("name=") and type(recorded_element) is dict:  # the name is the element's identity
+                recorded_element = {k: v for k, v in recorded_element.items() if k != "name"}
+            rest = _strip_value(element, recorded_element, f"{key}/{token}", edits)
             if rest is not _MISSING:
                 kept.append(rest)
         return kept if kept else _MISSING
@@ -258,6 +272,8 @@ def strip(vm: dict[str, Any], imprint: dict[str, Any]) -> tuple[dict[str, Any], 
         rest = _strip_value(current, set_[key], key, edits)
         if rest is _MISSING:
             _delete(parent, token)
+        elif rest is not current:  # a list comes back as a new one
+            _put(parent, token, rest)
     for key, pair in replaced.items():
         if type(pair) is not list or len(pair) != 2:
             continue
@@ -266,12 +282,7 @@ def strip(vm: dict[str, Any], imprint: dict[str, Any]) -> tuple[dict[str, Any], 
         if current is _MISSING:
             continue
         if _same(current, pair[1]):
-            if type(parent) is dict:
-                parent[token] = pair[0]
-            else:
-                index = _index(parent, token)
-                if index is not None:
-                    parent[index] = pair[0]
+            _put(parent, token, pair[0])
         else:
             edits.append(Edit(dotted(key), pair[1], current, key))
     return out, edits

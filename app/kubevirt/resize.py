@@ -213,6 +213,8 @@ def _replacement_warnings(replaced: list[Replacement], flat: dict[str, Any] | No
     warnings = []
     for r in replaced:
         new = _value_at(flat, r.field)
+        if type(new) is type(r.old) and new == r.old:
+            continue  # the same value again: nothing the owner would miss
         text = f"{name} replaced hand-written {short_field(r.field)} {show(r.old)} -> {show(new)}"
         warnings.append(text[:MAX_WARNING])
     return warnings

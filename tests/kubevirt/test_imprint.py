@@ -1,0 +1,125 @@
+"""app/kubevirt/imprint.py: what flattening wrote, recorded from the patch, and taken out again."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from app.kubevirt.expand import expand
+from app.kubevirt.imprint import PROVENANCE_KEY, dotted, imprint_from_patch, read_provenance, strip, value_at
+from app.patch import make_patch
+from app.sources.catalog import load_catalog
+from tests.kubevirt.conformance_io import source_for
+from tests.shared_data import conformance_cases
+
+CATALOG = load_catalog(None, default_namespace="apps")
+VM = {
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "web", "namespace": "apps"},
+    "spec": {"runStrategy": "Always", "instancetype": {"name": "u1.medium"}, "preference": {"name": "fedora"},
+             "template": {"spec": {"domain": {"devices": {}}, "volumes": [
+                 {"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}},
+                 {"name": "data", "containerDisk": {"image": "quay.io/containerdisks/data:1"}}]}}},
+}
+
+
+def _flat(vm: dict, source=CATALOG) -> tuple[dict, dict]:
+    flat = expand(vm, source)
+    return flat, imprint_from_patch(vm, flat, make_patch(vm, flat))
+
+
+def _unreferenced(vm: dict) -> dict:
+    out = copy.deepcopy(vm)
+    out["spec"].pop("instancetype", None)
+    out["spec"].pop("preference", None)
+    return out
+
+
+def test_records_created_nodes_with_named_list_keys() -> None:
+    flat, imprint = _flat(VM)
+    assert set(imprint) == {"set"}
+    created = imprint["set"]
+    assert created["domain/cpu"] == {"cores": 1, "sockets": 1, "threads": 1}
+    assert created["domain/memory"] == {"guest": "4Gi"}
+    assert created["volumes/name=data/containerDisk/imagePullPolicy"] == "IfNotPresent"
+    assert created["/spec/template/metadata"] == {"annotations": {"vm.kubevirt.io/os": "linux"}}
+    assert not any(k.startswith(("/status", "/metadata", "/spec/instancetype")) for k in created)
+
+
+def test_strip_gives_back_the_vm_as_written() -> None:
+    flat, imprint = _flat(VM)
+    stripped, edits = strip(flat, imprint)
+    assert edits == []
+    assert stripped["spec"] == _unreferenced(VM)["spec"]
+    assert flat == expand(VM, CATALOG), "strip never changes its input"
+
+
+def test_strip_survives_reordered_lists() -> None:
+    flat, imprint = _flat(VM)
+    moved = copy.deepcopy(flat)
+    moved["spec"]["template"]["spec"]["volumes"].reverse()
+    stripped, edits = strip(moved, imprint)
+    assert edits == []
+    volumes = stripped["spec"]["template"]["spec"]["volumes"]
+    assert [v["name"] for v in volumes] == ["data", "rootdisk"]
+    assert all("imagePullPolicy" not in v["containerDisk"] for v in volumes)
+
+
+def test_a_hand_edit_stays_and_is_reported() -> None:
+    flat, imprint = _flat(VM)
+    edited = copy.deepcopy(flat)
+    domain = edited["spec"]["template"]["spec"]["domain"]
+    domain["cpu"]["sockets"] = 4
+    domain["cpu"]["model"] = "host-passthrough"  # a key of the owner's own: not an edit, kept
+    domain["devices"]["disks"][0]["disk"]["bus"] = "sata"
+    stripped, edits = strip(edited, imprint)
+    assert {(e.field, e.recorded, e.current) for e in edits} == {
+        ("spec.template.spec.domain.cpu.sockets", 1, 4),
+        ("spec.template.spec.domain.devices.disks[rootdisk].disk.bus", "virtio", "sata"),
+    }
+    domain = stripped["spec"]["template"]["spec"]["domain"]
+    assert domain["cpu"] == {"sockets": 4, "model": "host-passthrough"}
+    assert domain["devices"]["disks"] == [{"name": "rootdisk", "disk": {"bus": "sata"}}]
+    assert value_at(stripped, "domain/cpu/sockets") == 4
+
+
+def test_replaced_values_are_put_back() -> None:
+    vm = copy.deepcopy(VM)
+    vm["spec"]["instancetype"] = {"name": "cx1.large"}
+    vm["spec"]["template"]["spec"]["domain"]["cpu"] = {"maxSockets": 16}
+    flat, imprint = _flat(vm)
+    assert flat["spec"]["template"]["spec"]["domain"]["cpu"]["maxSockets"] == 2
+    assert imprint["replaced"] == {"domain/cpu/maxSockets": [16, 2]}
+    stripped, edits = strip(flat, imprint)
+    assert edits == [] and stripped["spec"] == _unreferenced(vm)["spec"]
+    edited = copy.deepcopy(flat)
+    edited["spec"]["template"]["spec"]["domain"]["cpu"]["maxSockets"] = 6
+    stripped, edits = strip(edited, imprint)
+    assert [(e.field, e.recorded, e.current) for e in edits] == [("spec.template.spec.domain.cpu.maxSockets", 2, 6)]
+    assert stripped["spec"]["template"]["spec"]["domain"]["cpu"]["maxSockets"] == 6
+
+
+CASES = [c for c in conformance_cases() if "vm" in c.get("expected", {}) and not c["input"].get("kubevirtConfiguration")
+         and "expectedInfer" not in c]
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c["name"])
+def test_corpus_strip_then_expand_is_the_same_flat_vm(case: dict) -> None:
+    vm, source = case["input"]["vm"], source_for(case["input"])
+    flat, imprint = _flat(vm, source)
+    stripped, edits = strip(flat, imprint)
+    assert edits == []
+    spec = stripped["spec"]
+    for key in ("instancetype", "preference"):
+        if key in vm["spec"]:
+            spec[key] = vm["spec"][key]
+    assert expand({**stripped, "status": vm.get("status", {})}, source) == flat
+
+
+def test_read_provenance_and_dotted() -> None:
+    assert read_provenance({"metadata": {"annotations": {PROVENANCE_KEY: json.dumps({"set": {}})}}}) == {"set": {}}
+    for bad in ("not json", "[1]", 7):
+        assert read_provenance({"metadata": {"annotations": {PROVENANCE_KEY: bad}}}) is None
+    assert read_provenance({"metadata": None}) is None and read_provenance(None) is None
+    assert dotted("domain/devices/gpus/name=gpu1/deviceName") == "spec.template.spec.domain.devices.gpus[gpu1].deviceName"
+    assert dotted("/spec/dataVolumeTemplates/0/spec/storage") == "spec.dataVolumeTemplates[0].spec.storage"
