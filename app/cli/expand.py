@@ -21,10 +21,9 @@ import jsonpatch
 import orjson
 import yaml
 
-from app.cli.inputs import InputError, build_source, read_single
+from app.cli.inputs import InputError, build_source, read_subject
 from app.kubevirt.causes import ExpandError
 from app.kubevirt.expand import expand
-from app.kubevirt.settings import DEFAULT_SETTINGS
 from app.sources.catalog import CatalogError
 
 VM_KIND = "VirtualMachine"
@@ -49,13 +48,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        vm, objects = read_single(args.filename, sys.stdin, (VM_KIND,))
-        source = build_source(objects, args.catalog, vm)
+        vm, inputs = read_subject(args.filename, sys.stdin, (VM_KIND,))
+        source = build_source(inputs.reference_objects, args.catalog, vm)
+        settings = inputs.cluster_settings()
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2
     try:
-        flat = expand(vm, source, DEFAULT_SETTINGS)
+        flat = expand(vm, source, settings)
     except ExpandError as exc:
         print_rejection(exc, err)
         return 1

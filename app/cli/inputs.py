@@ -2,7 +2,7 @@
 
 `-f PATH` (repeatable; `-` is stdin) names YAML or JSON files, each possibly holding several documents or
 a `List`. VirtualMachines are the subjects; instance types, preferences and ControllerRevisions found in
-any file join the reference source, on top of the catalogue (the bundled common-instancetypes unless
+any file join the reference source (a KubeVirt object is the cluster configuration: `Inputs.cluster_settings`), on top of the catalogue (the bundled common-instancetypes unless
 `--catalog DIR` names another directory; `build_source` builds that source). `read_inputs` serves
 inputs holding only instance types or preferences (`validate`); `read_single` those that need exactly
 one subject (`expand`, `domxml`). Anything unreadable raises InputError with one clear line.
@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from app.kubevirt.source import InMemorySource
 from app.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
 
 VIRTUAL_MACHINE = "VirtualMachine"
+KUBEVIRT = "KubeVirt"
 
 
 class InputError(ValueError):
@@ -41,6 +44,23 @@ class Inputs:
     @property
     def reference_objects(self) -> list[dict[str, Any]]:
         return [doc for doc in self.documents if is_reference_object(doc)]
+
+    def cluster_settings(self) -> ClusterSettings:
+        """The cluster configuration: a KubeVirt object among the documents (its spec.configuration merged
+        over KubeVirt's defaults, status.defaultArchitecture), else KubeVirt's defaults. InputError for more
+        than one, or for a configuration virt-api would refuse."""
+        kubevirts = [doc for doc in self.documents if doc.get("kind") == KUBEVIRT]
+        if not kubevirts:
+            return DEFAULT_SETTINGS
+        if len(kubevirts) > 1:
+            raise InputError(f"{len(kubevirts)} KubeVirt objects; give at most one")
+        kubevirt = kubevirts[0]
+        if not isinstance(kubevirt.get("spec", {}), dict):
+            raise InputError("the KubeVirt object's spec is not an object")
+        problem = kubevirt_problem(kubevirt)
+        if problem is not None:
+            raise InputError(f"the KubeVirt object's configuration is invalid: {problem}")
+        return settings_from_kubevirt(kubevirt)
 
 
 def read_text(path: str, stdin: TextIO | None = None) -> str:
@@ -81,6 +101,12 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
 
 def read_single(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The one document whose kind is in `kinds`, and the reference objects found in `paths`."""
+    subject, inputs = read_subject(paths, stdin, kinds)
+    return subject, inputs.reference_objects
+
+
+def read_subject(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) -> tuple[dict[str, Any], Inputs]:
+    """The one document whose kind is in `kinds`, and everything read from `paths`."""
     inputs = read_inputs(paths, stdin)
     subjects = [doc for doc in inputs.documents if doc.get("kind") in kinds]
     wanted = " or ".join(kinds)
@@ -88,7 +114,7 @@ def read_single(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) 
         raise InputError(f"no document of kind {wanted} in {', '.join(paths)}")
     if len(subjects) > 1:
         raise InputError(f"{len(subjects)} documents of kind {wanted}; give exactly one")
-    return subjects[0], inputs.reference_objects
+    return subjects[0], inputs
 
 
 def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any]) -> InMemorySource:

@@ -17,6 +17,7 @@ from app.cli.inputs import InputError, build_source, read_inputs
 from app.kubevirt.admission import admit_object, reject, validate_vm
 from app.kubevirt.causes import Verdict
 from app.kubevirt.matchers import validate_matchers
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from app.sources.catalog import CatalogError, is_reference_object
 
 
@@ -39,11 +40,11 @@ def _name(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind', '?')}/{meta['namespace']}/{name}" if meta.get("namespace") else f"{obj.get('kind', '?')}/{name}"
 
 
-def check_vm(vm: dict[str, Any], source) -> Verdict:
+def check_vm(vm: dict[str, Any], source, settings: ClusterSettings = DEFAULT_SETTINGS) -> Verdict:
     causes = validate_matchers(vm)
     if causes:
         return reject(causes)
-    return validate_vm(vm, source)
+    return validate_vm(vm, source, settings)
 
 
 def subjects(inputs) -> list[tuple[dict[str, Any], str]]:
@@ -86,10 +87,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         if not todo:
             raise InputError(f"{inputs.files[0][0]}: no VirtualMachine, instance type or preference to validate")
         source = build_source(inputs.reference_objects, args.catalog, inputs.vms[0] if inputs.vms else {})
+        settings = inputs.cluster_settings()
     except (InputError, CatalogError) as exc:
         err.write(f"error: {exc}\n")
         return 2
-    results = [(_name(obj), check_vm(obj, source) if what == "vm" else admit_object(obj)) for obj, what in todo]
+    results = [(_name(obj), check_vm(obj, source, settings) if what == "vm" else admit_object(obj)) for obj, what in todo]
     if args.output == "json":
         payload = [verdict_json(name, verdict) for name, verdict in results]
         out.write(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n")

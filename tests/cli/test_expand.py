@@ -174,3 +174,26 @@ def test_stdin_that_is_not_utf8_is_one_line_and_exit_2(command):
     assert proc.returncode == 2
     assert proc.stderr.decode().strip().count("\n") == 0
     assert "<stdin>" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+KUBEVIRT = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {"network": {"defaultNetworkInterface": "masquerade"},
+                                       "architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9.6.0"}}}},
+            "status": {"phase": "Deployed", "defaultArchitecture": "amd64"}}
+
+
+def test_a_kubevirt_object_among_the_documents_is_the_cluster_configuration(tmp_path):
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([VM, KUBEVIRT]))
+    code, out, err = run_cli(["expand", "-f", str(path), "-o", "json"])
+    assert code == 0, err
+    spec = json.loads(out)["spec"]["template"]["spec"]
+    assert spec["domain"]["devices"]["interfaces"][0]["masquerade"] == {}
+    assert spec["domain"]["machine"] == {"type": "pc-q35-rhel9.6.0"}
+    bad = json.loads(json.dumps(KUBEVIRT))
+    bad["spec"]["configuration"]["network"]["defaultNetworkInterface"] = "sriov"
+    path.write_text(yaml.safe_dump_all([VM, bad]))
+    code, _, err = run_cli(["expand", "-f", str(path)])
+    assert code == 2 and "invalid default-network-interface in config: sriov" in err
+    path.write_text(yaml.safe_dump_all([VM, KUBEVIRT, KUBEVIRT]))
+    assert run_cli(["expand", "-f", str(path)])[0] == 2

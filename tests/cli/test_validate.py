@@ -1,4 +1,5 @@
 """`instancetype-webhook validate`: files, stdin, catalogue, exit statuses."""
+import argparse
 import io
 import json
 
@@ -6,6 +7,7 @@ import pytest
 import yaml
 
 from app.cli import main
+from app.cli.validate import run as validate_run
 
 VM = {
     "apiVersion": "kubevirt.io/v1",
@@ -127,3 +129,20 @@ def test_binary_stdin_exits_2(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", Binary())
     assert main(["validate", "-f", "-"]) == 2
     assert capsys.readouterr().err.startswith("error: <stdin>: cannot read")
+
+
+def test_validate_reads_the_cluster_configuration_from_a_kubevirt_object(tmp_path):
+    """Without bridge on the pod network and bridge as the default, the VMI defaults fail (code 400)."""
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
+          "spec": {"instancetype": {"name": "u1.small"}, "template": {"spec": {"domain": {"devices": {}}}}}}
+    kubevirt = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+                "spec": {"configuration": {"network": {"permitBridgeInterfaceOnPodNetwork": False}}},
+                "status": {"phase": "Deployed"}}
+    path = tmp_path / "vm.yaml"
+    path.write_text(yaml.safe_dump_all([vm, kubevirt]))
+    args = argparse.Namespace(files=[str(path)], catalog=None, output="text")
+    out = io.StringIO()
+    assert validate_run(args, out, io.StringIO()) == 1
+    assert "bridge interface is not enabled in kubevirt-config" in out.getvalue()
+    path.write_text(yaml.safe_dump(vm))
+    assert validate_run(args, io.StringIO(), io.StringIO()) == 0
