@@ -1,0 +1,60 @@
+"""Flags and plumbing shared by `audit` and `sweep` (app/fleet/)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from app.server.settings import POLICIES
+
+
+def add_selection(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+    src.add_argument("--in-cluster", action="store_true", help="use the pod's service account")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("-n", "--namespace", help="only this namespace (default: the kubeconfig context's)")
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
+    p.add_argument("--policy", choices=POLICIES, default="expandAll", help="policy to decide by (default expandAll)")
+    p.add_argument("--allow-vm-policy", action="store_true",
+                   help="honour the VM annotation instancetype-webhook.kubevirt.io/policy (as serve --allow-vm-policy)")
+    p.add_argument("--no-provenance", dest="provenance", action="store_false",
+                   help="no expanded-from annotation (as serve --no-provenance)")
+    p.add_argument("--shard", help="I/N: only the VMs whose stable hash falls in shard I of N (I may be `job`: "
+                                   "the Indexed Job's JOB_COMPLETION_INDEX)")
+    p.add_argument("--page-size", type=int, default=500, help="LIST page size (limit), default 500")
+    p.add_argument("--sync-timeout", type=float, default=60.0, help="seconds to list the instance types")
+    p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="progress bar on stderr (auto: only on a terminal)")
+
+
+def open_for(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any] | int:
+    """(session, namespace or None for all, shard), or an exit status after printing why."""
+    from app.fleet.selection import Shard
+    from app.fleet.session import SessionError, open_session
+
+    shard = None
+    if args.shard:
+        try:
+            shard = Shard.parse(args.shard)
+        except ValueError as exc:
+            print(f"{command}: {exc}", file=sys.stderr)
+            return 2
+    if args.page_size < 1:
+        print(f"{command}: --page-size must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        session = open_session(args.kubeconfig, args.in_cluster, args.policy, args.allow_vm_policy,
+                               args.provenance, args.sync_timeout, args.page_size)
+    except SessionError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 2
+    namespace = None if args.all_namespaces else (args.namespace or session.namespace)
+    return session, namespace, shard
+
+
+def progress_for(args: argparse.Namespace, label: str) -> Any:
+    from app.fleet.progress import Progress
+
+    return Progress(label, enabled={"auto": None, "always": True, "never": False}[args.progress])

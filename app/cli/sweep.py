@@ -1,0 +1,56 @@
+"""`instancetype-webhook sweep`: flatten the VMs already stored, each exactly as /mutate would.
+
+Each write is a PUT with the resourceVersion the VM was read at; on a 409 Conflict the VM is read
+again, decided again and retried with backoff, so concurrent edits are kept. VMs that cannot be
+flattened are reported and not written; a second sweep writes nothing. Exit status: 0 when no VM was
+refused, unresolved or failed, 1 otherwise, 2 when the cluster cannot be used.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from app.cli.fleet import add_selection, open_for, progress_for
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("sweep", help="flatten the stored VMs as /mutate would (resourceVersion-safe)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_selection(p)
+    p.add_argument("--dry-run", action="store_true", help="server-side dry run (dryRun=All): nothing is stored")
+    p.add_argument("--rate", type=float, default=0.0, help="at most this many writes per second (0: no limit)")
+    p.add_argument("--concurrency", type=int, default=8, help="VMs decided and written at once (default 8)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.fleet.kube import KubeError
+    from app.fleet.report import SWEEP_NAMES, sweep_document, write_document, write_table
+    from app.fleet.sweep import SweepOptions, sweep
+
+    if args.concurrency < 1 or args.rate < 0:
+        print("sweep: --concurrency must be at least 1 and --rate not negative", file=sys.stderr)
+        return 2
+    opened = open_for(args, "sweep")
+    if isinstance(opened, int):
+        return opened
+    session, namespace, shard = opened
+    session.client.set_pool_size(args.concurrency + 2)
+    options = SweepOptions(dry_run=args.dry_run, rate=args.rate, concurrency=args.concurrency, shard=shard)
+    bar = progress_for(args, "sweep")
+    try:
+        result = sweep(session.client, session.ctx, namespace, options, bar.total, bar.tick)
+    except KubeError as exc:
+        print(f"sweep: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        bar.close()
+        session.close()
+    if args.output == "table":
+        title = f"policy {args.policy}" + (" (dry run: nothing stored)" if args.dry_run else "")
+        write_table(result.findings, sys.stdout, title, {"writes": result.writes,
+                                                         "conflicts retried": result.conflicts_retried,
+                                                         "disagreements": result.disagreements}, SWEEP_NAMES)
+    else:
+        write_document(sweep_document(args.policy, result, args.dry_run), args.output, sys.stdout)
+    return 1 if any(f.action in ("refuse", "unresolved", "failed") for f in result.findings) else 0

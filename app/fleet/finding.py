@@ -1,0 +1,69 @@
+"""What the policy does to one stored VM, decided by /mutate's own function (`answer_vm`).
+
+A stored VM is judged as the webhook would judge a write of it that changes nothing: an UPDATE whose
+object and oldObject are both the stored VM. So `expand` leaves a VM whose status holds a
+controllerRevisionRef (spec 4.5), `expandAll` flattens it, and a VM that would be denied is refused
+with the very causes /mutate would answer.
+
+Actions: flatten (with the patch's operation count and paths), refuse (causes), unresolved (a
+reference that does not resolve), skip (the policy keeps it, and why), unchanged (no matcher: already
+flat or never referenced one).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from app.server.context import ReviewContext
+from app.server.mutate import VMAnswer, answer_vm
+from app.server.policy import has_matcher
+
+ACTIONS = ("flatten", "refuse", "skip", "unresolved", "unchanged")
+
+
+@dataclass
+class Finding:
+    namespace: str
+    name: str
+    action: str
+    ops: int = 0
+    fields: list[str] = field(default_factory=list)
+    causes: list[dict[str, Any]] = field(default_factory=list)
+    reason: str = ""
+    policy: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _meta(vm: dict[str, Any]) -> dict[str, Any]:
+    meta = vm.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def assess(vm: dict[str, Any], ctx: ReviewContext) -> tuple[Finding, VMAnswer | None]:
+    """The finding for a stored VM, and /mutate's answer behind it (None when there is no matcher)."""
+    meta = _meta(vm)
+    namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+    spec = vm.get("spec")
+    if not isinstance(spec, dict) or not has_matcher(spec):
+        return Finding(namespace, name, "unchanged", reason="no instancetype or preference matcher"), None
+    answer = answer_vm(vm, vm, "UPDATE", namespace, ctx)
+    finding = Finding(namespace, name, "skip", policy=answer.policy, warnings=list(answer.verdict.warnings))
+    if answer.action == "deny":
+        verdict = answer.verdict
+        finding.reason = str(verdict.message or "")
+        finding.causes = [c.to_dict() for c in verdict.causes]
+        unresolved = answer.error is not None and answer.error.kind == "notFound"
+        finding.action = "unresolved" if unresolved else "refuse"
+    elif answer.action == "patch":
+        finding.action, finding.ops = "flatten", len(answer.ops)
+        # status is KubeVirt's to write (the API server ignores it on a VM write): not a field that changes
+        finding.fields = sorted({op["path"] for op in answer.ops if not op["path"].startswith("/status")})
+        finding.reason = answer.why
+    elif answer.flat is not None:
+        finding.action, finding.reason = "unchanged", "flat already"
+    else:
+        finding.reason = answer.why
+    return finding, answer
