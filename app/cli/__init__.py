@@ -7,7 +7,7 @@ import sys
 
 # Each name is a module app.cli.<name> exposing register(subparsers) that sets `func` on its parser;
 # func(args) returns the exit status.
-COMMANDS = ("expand", "validate", "conformance", "domxml", "serve", "certs", "audit", "sweep")
+COMMANDS = ("expand", "validate", "conformance", "domxml", "serve", "certs", "audit", "sweep", "resize")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,6 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
+    p.add_argument("--provenance", action="store_true",
+                   help="add the webhook's expanded-from annotation (what `resize` needs to take the old size out)")
     p.set_defaults(func=run)
 
 
@@ -59,6 +61,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     except ExpandError as exc:
         print_rejection(exc, err)
         return 1
+    if getattr(args, "provenance", False):
+        flat = with_provenance(vm, flat, source, settings)
     try:
         if args.diff:
             print_diff(vm, flat, out, colour=out.isatty())
@@ -68,6 +72,15 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
     return 0
+
+
+def with_provenance(vm: dict[str, Any], flat: dict[str, Any], source: Any, settings: Any) -> dict[str, Any]:
+    """`flat` as the webhook stores it: with the provenance annotation (and its imprint)."""
+    from app.server.context import ReviewContext
+    from app.server.mutate import finish_flat
+
+    namespace = (vm.get("metadata") or {}).get("namespace") or "default"
+    return finish_flat(vm, flat, namespace, ReviewContext(source=source, policy="expand", cluster=settings))
 
 
 def render(vm: dict[str, Any], fmt: str) -> str:
@@ -83,7 +96,8 @@ def print_rejection(exc: ExpandError, err: TextIO) -> None:
         print(f"  - {cause.reason}{field}: {cause.message}", file=err)
 
 
-def print_diff(before: dict[str, Any], after: dict[str, Any], out: TextIO, colour: bool) -> None:
+def print_diff(before: dict[str, Any], after: dict[str, Any], out: TextIO, colour: bool,
+               names: tuple[str, str] = ("submitted", "expanded")) -> None:
     patch = jsonpatch.make_patch(before, after).patch
     out.write("# RFC 6902 patch\n")
     out.write(orjson.dumps(patch, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -91,8 +105,8 @@ def print_diff(before: dict[str, Any], after: dict[str, Any], out: TextIO, colou
     lines = difflib.unified_diff(
         render(before, "yaml").splitlines(keepends=True),
         render(after, "yaml").splitlines(keepends=True),
-        fromfile="submitted",
-        tofile="expanded",
+        fromfile=names[0],
+        tofile=names[1],
     )
     for line in lines:
         out.write(_colour(line) if colour else line)
