@@ -126,3 +126,34 @@ def test_a_cluster_without_kubevirt_runs_on_the_defaults(tmp_path: Path):
             assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
     finally:
         fake.stop()
+
+
+def _revision(name: str, api_version: str, spec: dict) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name, "namespace": "apps"},
+            "data": {"apiVersion": api_version, "kind": "VirtualMachineInstancetype",
+                     "metadata": {"name": "small", "namespace": "apps"}, "spec": spec}, "revision": 1}
+
+
+def test_stored_revisions_come_from_the_live_cluster(tmp_path: Path):
+    """The ControllerRevision a VM pins is looked up in the cluster: its stored object wins over the live
+    one, and one upstream cannot decode is refused with upstream's text."""
+    fake = FakeAPIServer()
+    fake.add(SMALL)  # live: 1 vCPU
+    fake.add_revision(_revision("small-r1", "instancetype.kubevirt.io/v1beta1", {"cpu": {"guest": 4}, "memory": {"guest": "4Gi"}}))
+    fake.add_revision(_revision("small-old", "instancetype.kubevirt.io/v1alpha1", {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}))
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    pinned = copy.deepcopy(VM)
+    pinned["spec"]["instancetype"]["revisionName"] = "small-r1"
+    try:
+        with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expandAll") as server, server.client() as client:
+            wait_for(lambda: client.get("/readyz").status_code == 200)
+            assert flatten(client, pinned)["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 4
+            pinned["spec"]["instancetype"]["revisionName"] = "small-old"
+            answer = client.post("/mutate", content=orjson.dumps(review(pinned))).json()["response"]
+            assert not answer["allowed"] and answer["status"]["code"] == 400
+            assert answer["status"]["message"] == (
+                'failed to decode object in ControllerRevision: no kind "VirtualMachineInstancetype" is registered for '
+                'version "instancetype.kubevirt.io/v1alpha1" in scheme "kubevirt.io/client-go/kubevirt/scheme/register.go:44"')
+    finally:
+        fake.stop()
