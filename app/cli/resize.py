@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from app.cli.expand import VM_KIND, print_diff, render
 from app.cli.inputs import InputError, build_source, read_subject
+from app.kubevirt.resize import named
 from app.sources.catalog import CatalogError
 
 
@@ -38,22 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-handwritten", dest="handwritten", action="store_false",
                    help="refuse a VM without provenance, as upstream (the serve flag --no-resize-handwritten)")
     p.set_defaults(func=run)
-
-
-def matcher(value: str) -> dict[str, str]:
-    """`NAME` or `KIND/NAME` as a matcher."""
-    kind, _, name = value.rpartition("/")
-    return {"kind": kind, "name": name} if kind else {"name": name}
-
-
-def named(vm: dict[str, Any], instancetype: str | None, preference: str | None) -> dict[str, Any]:
-    """`vm` naming the new instance type and/or preference."""
-    spec = dict(vm.get("spec") or {})
-    if instancetype:
-        spec["instancetype"] = matcher(instancetype)
-    if preference:
-        spec["preference"] = matcher(preference)
-    return {**vm, "spec": spec}
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -242,6 +242,8 @@ def _strip_value(current: Any, recorded: Any, key: str, edits: list[Edit]) -> An
 
 def _parent(vm: dict[str, Any], key: str) -> tuple[Any, str]:
     pointer = key if key.startswith("/") else TEMPLATE_SPEC + key
+    if not pointer.startswith("/spec/") or pointer.startswith(_SKIPPED):  # only what flattening may write
+        return _MISSING, ""
     tokens = _tokens(pointer)
     node: Any = vm
     for token in tokens[:-1]:

@@ -37,7 +37,7 @@ from app.kubevirt.review import Checked, check_and_expand
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from app.kubevirt.source import Source
 
-__all__ = ["Replacement", "Resized", "resize", "matchers_changed"]
+__all__ = ["Replacement", "Resized", "matcher", "matchers_changed", "named", "resize"]
 
 BASE = "spec.template.spec."
 DOMAIN = BASE + "domain."
@@ -89,6 +89,22 @@ def matchers_changed(vm: dict[str, Any], old_vm: Any) -> bool:
         if matcher_ref(spec.get(key)) and not _same_ref(spec.get(key), old_spec.get(key), cluster_kind):
             return True
     return False
+
+
+def matcher(value: str) -> dict[str, str]:
+    """`NAME` or `KIND/NAME` (the CLI's and /preview's way of naming a size) as a matcher."""
+    kind, _, name = value.rpartition("/")
+    return {"kind": kind, "name": name} if kind else {"name": name}
+
+
+def named(vm: dict[str, Any], instancetype: str | None = None, preference: str | None = None) -> dict[str, Any]:
+    """`vm` naming a new instance type and/or preference (a shallow copy)."""
+    spec = dict(_dict(vm.get("spec")))
+    if instancetype:
+        spec["instancetype"] = matcher(instancetype)
+    if preference:
+        spec["preference"] = matcher(preference)
+    return {**vm, "spec": spec}
 
 
 def _restored_matcher(entry: Any) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 import orjson
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
@@ -178,13 +178,17 @@ def _reject(hook: Webhook, endpoint: str, start: float, status: int, message: st
     return status, orjson.dumps({"error": message, "field": field})
 
 
-def preview(vm: Any, ctx: ReviewContext, namespace: str | None) -> dict[str, Any]:
-    """VM in -> flat VM, JSONPatch, validation causes and (when it can be made) the domain XML."""
+def preview(vm: Any, ctx: ReviewContext, namespace: str | None, instancetype: str | None = None,
+            preference: str | None = None) -> dict[str, Any]:
+    """VM in -> flat VM, JSONPatch, validation causes and (when it can be made) the domain XML.
+    With `instancetype` and/or `preference` ([KIND/]NAME): the flat VM given a new size (preview_resize)."""
     from app.kubevirt.admission import validate_vm
 
     if type(vm) is not dict or type(vm.get("spec")) is not dict:
         raise rv.ReviewError("", "body must be a VirtualMachine object with a spec")
     ns = namespace or namespace_of({}, vm)
+    if instancetype is not None or preference is not None:
+        return preview_resize(vm, ctx, ns, instancetype, preference)
     verdict = validate_vm(with_namespace(vm, ns), ctx.source, ctx.cluster)
     out: dict[str, Any] = {
         "allowed": verdict.allowed, "message": verdict.message,
@@ -200,6 +204,34 @@ def preview(vm: Any, ctx: ReviewContext, namespace: str | None) -> dict[str, Any
     out["vm"] = flat
     out["patch"] = make_patch(vm, flat)
     out.update(domain_xml(with_namespace(vm, ns), ns, ctx))
+    return out
+
+
+def preview_resize(vm: dict[str, Any], ctx: ReviewContext, ns: str, instancetype: str | None,
+                   preference: str | None) -> dict[str, Any]:
+    """What `instancetype-webhook resize` answers, as JSON: the VM as an UPDATE naming the size would store it."""
+    from app.kubevirt.resize import named
+    from app.patch import make_patch
+    from app.server.resize import resize_vm
+
+    for what, value in (("instancetype", instancetype), ("preference", preference)):
+        if value is not None and not value.rpartition("/")[2]:
+            raise rv.ReviewError(what, f"{what} must be NAME or KIND/NAME")
+    result, denied, stored = resize_vm(named(vm, instancetype, preference), None, ns, ctx)
+    verdict = denied or result.checked.verdict
+    out: dict[str, Any] = {
+        "allowed": stored is not None, "message": verdict.message,
+        "conflicts": [c.to_dict() for c in verdict.causes], "warnings": [*result.warnings, *verdict.warnings],
+        "replaced": [{"field": r.field, "old": r.old} for r in result.replaced],
+    }
+    exc = result.checked.error
+    if stored is None:
+        if exc is not None:
+            out["error"] = {"kind": exc.kind, "message": exc.message, "causes": [c.to_dict() for c in exc.causes]}
+        return out
+    out["vm"] = stored
+    out["patch"] = make_patch(vm, stored)
+    out.update(domain_xml(with_namespace(stored, ns), ns, ctx))
     return out
 
 
@@ -292,7 +324,11 @@ def create_api(hook: Webhook) -> FastAPI:
         "requestBody": {"required": True, "content": {JSON: {"schema": {
             "type": "object", "required": ["spec"], "properties": {"spec": {"type": "object"}}}}}},
         "responses": {"400": {"description": "not a VirtualMachine"}, "413": {"description": "body too large"}}})
-    async def preview_endpoint(request: Request, namespace: str | None = None) -> Response:
+    async def preview_endpoint(
+            request: Request, namespace: str | None = None,
+            instancetype: str | None = Query(None, description="resize: the new instance type, NAME or KIND/NAME"),
+            preference: str | None = Query(None, description="resize: the new preference, NAME or KIND/NAME"),
+    ) -> Response:
         try:
             body = await read_body(request, hook.max_body_bytes)
         except BodyTooLarge:
@@ -302,7 +338,7 @@ def create_api(hook: Webhook) -> FastAPI:
         except orjson.JSONDecodeError as exc:
             return _error(400, f"body is not valid JSON: {exc}")
         try:
-            result = await run_in_threadpool(preview, vm, hook.ctx, namespace)
+            result = await run_in_threadpool(preview, vm, hook.ctx, namespace, instancetype, preference)
         except rv.ReviewError as exc:
             return _error(400, str(exc), exc.field)
         return Response(orjson.dumps(result), media_type=JSON)

@@ -123,3 +123,13 @@ def test_read_provenance_and_dotted() -> None:
     assert read_provenance({"metadata": None}) is None and read_provenance(None) is None
     assert dotted("domain/devices/gpus/name=gpu1/deviceName") == "spec.template.spec.domain.devices.gpus[gpu1].deviceName"
     assert dotted("/spec/dataVolumeTemplates/0/spec/storage") == "spec.dataVolumeTemplates[0].spec.storage"
+
+
+def test_strip_touches_nothing_outside_the_spec_and_never_the_matchers() -> None:
+    vm = {"metadata": {"labels": {"a": "1"}}, "status": {"ready": True},
+          "spec": {"instancetype": {"name": "u1.large"}, "template": {"spec": {"domain": {"devices": {}}}}}}
+    imprint = {"set": {"/metadata/labels": {"a": "1"}, "/status": {"ready": True}, "/spec/instancetype": {"name": "u1.large"},
+                       "": 1, "/": 2}, "replaced": {"/metadata/labels/a": ["0", "1"], "x": "not a pair"}}
+    stripped, edits = strip(vm, imprint)
+    assert stripped == vm and edits == []
+    assert vm["metadata"] == {"labels": {"a": "1"}}

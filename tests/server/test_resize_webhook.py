@@ -140,3 +140,23 @@ def test_create_and_unchanged_matchers_stay_upstream_conflicts(api: httpx.Client
     assert resp.status_code == 422
     assert "spec.template.spec.domain.cpu.sockets conflicts with selected instance type" in resp.json()["message"]
     assert "was set by hand" not in resp.json()["message"]
+
+
+def test_preview_resizes_as_the_update_would(api: httpx.Client, server: Server) -> None:
+    stored = _create(api, {**WEB, "metadata": {**WEB["metadata"], "name": "pre"}})
+    with server.client() as client:
+        resp = client.post("/preview", params={"instancetype": "u1.2xlarge"}, json=stored)
+        assert resp.status_code == 200, resp.text
+        out = resp.json()
+        assert out["allowed"] and out["replaced"] == [] and out["warnings"] == []
+        updated = api.patch(f"{VMS}/pre", headers=MERGE, json={"spec": {"instancetype": {"name": "u1.2xlarge"}}}).json()
+        assert _comparable(out["vm"]) == _comparable(updated)
+        assert {op["path"] for op in out["patch"]} >= {"/spec/template/spec/domain/cpu/sockets"}
+        assert "<domain" in (out.get("domainXML") or "")
+        hand = client.post("/preview", params={"instancetype": "cx1.8xlarge"}, json=SEVEN).json()
+        assert hand["allowed"] and hand["replaced"][0] == {"field": "spec.template.spec.domain.cpu.sockets", "old": 7}
+        assert "cx1.8xlarge replaced hand-written cpu.sockets 7 -> 32" in hand["warnings"]
+        refused = client.post("/preview", params={"instancetype": "u1.colossal"}, json=stored).json()
+        assert not refused["allowed"] and refused["error"]["kind"] == "notFound" and "vm" not in refused
+        bad = client.post("/preview", params={"instancetype": "Kind/"}, json=stored)
+        assert bad.status_code == 400 and bad.json()["field"] == "instancetype"
