@@ -97,7 +97,7 @@ def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewConte
     overridden = ", ".join(f"INSTANCETYPE_WEBHOOK_{name.upper()}" for name in settings.cluster_overridden())
     if configuration is None:
         configuration = ClusterConfiguration(settings.cluster())
-        configuration.unavailable("no KubeVirt CR offline" + (f" ({overridden} set)" if overridden else ""))
+        configuration.unavailable("no KubeVirt CR offline" + (f" ({overridden})" if overridden else ""))
     elif overridden:
         log.warning("%s: used only while there is no usable KubeVirt CR; the CR's configuration wins", overridden)
 

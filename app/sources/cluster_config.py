@@ -37,7 +37,9 @@ class ClusterConfiguration:
         self.fallback = fallback
         self.pinned = pinned
         self.settings = fallback
-        self.reason = "no KubeVirt CR found: KubeVirt's defaults apply"
+        self.applies = ("KubeVirt's defaults apply" if fallback.origin == "defaults"
+                        else "KubeVirt's defaults with the INSTANCETYPE_WEBHOOK_CLUSTER_* settings apply")
+        self.reason = f"no KubeVirt CR found: {self.applies}"
         self._seen_cr = False
         self._invalid_version = ""
         self._listeners: list[Listener] = []
@@ -58,7 +60,7 @@ class ClusterConfiguration:
     def unavailable(self, why: str) -> None:
         """The KubeVirt CRs cannot be read (not installed, or no RBAC): the defaults apply."""
         with self._lock:
-            self.reason = f"{why}: KubeVirt's defaults apply"
+            self.reason = f"{why}: {self.applies}"
         log.warning("cluster configuration: %s", self.reason)
 
     def update(self, objects: Iterable[Mapping[str, Any]]) -> None:
@@ -95,7 +97,7 @@ class ClusterConfiguration:
                         self.describe())
             return None
         what = f"KubeVirt {self.pinned}" if self.pinned else "KubeVirt CR"
-        reason = (f"no {what} with a status.phase yet" if objects else f"no {what} found") + ": KubeVirt's defaults apply"
+        reason = (f"no {what} with a status.phase yet" if objects else f"no {what} found") + f": {self.applies}"
         if reason != self.reason:
             self.reason = reason
             log.warning("cluster configuration: %s", reason)

@@ -121,7 +121,8 @@ def test_a_cluster_without_kubevirt_runs_on_the_defaults(tmp_path: Path):
         with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expand",
                    env={"INSTANCETYPE_WEBHOOK_CLUSTER_NETWORK_BINDING": "masquerade"}) as server, server.client() as client:
             wait_for(lambda: client.get("/readyz").status_code == 200)
-            assert "cannot list kubevirts (HTTP 404)" in client.get("/readyz").json()["clusterConfiguration"]
+            status = client.get("/readyz").json()["clusterConfiguration"]
+            assert "cannot list kubevirts (HTTP 404)" in status and "INSTANCETYPE_WEBHOOK_CLUSTER_* settings apply" in status
             # the demoted environment setting applies while there is no KubeVirt CR
             assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
     finally:
