@@ -199,8 +199,12 @@ def preview(vm: Any, ctx: ReviewContext, namespace: str | None, instancetype: st
     except ExpandError as exc:
         out["error"] = {"kind": exc.kind, "message": exc.message, "causes": [c.to_dict() for c in exc.causes]}
         return out
+    from app.kubevirt.guest import review_guest
     from app.patch import make_patch
 
+    # what flattening changes in the guest, as /mutate reports it (or keeps it, under --preserve-guest)
+    flat, guest = review_guest(with_namespace(vm, ns), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
+    out["warnings"] = [*out["warnings"], *guest]
     out["vm"] = flat
     out["patch"] = make_patch(vm, flat)
     out.update(domain_xml(with_namespace(vm, ns), ns, ctx))

@@ -43,3 +43,9 @@ def test_flattening_warns_and_preserve_guest_keeps_the_device(tmp_path: Path):
         assert _inputs(flat) == [{"name": "default-0", "type": "tablet", "bus": "virtio"}]
         fedora = json.loads(json.dumps(WINDOWS_VM).replace("windows.11.virtio", "fedora"))
         assert _inputs(_mutate(client, fedora)[0]) is None  # nothing to keep: the flat VM is upstream's
+
+
+def test_preview_reports_the_same_change(tmp_path: Path):
+    with serve(tmp_path, "--policy", "expand") as server, server.client() as client:
+        body = client.post("/preview", content=orjson.dumps(WINDOWS_VM)).json()
+        assert WARNING in body["warnings"] and _inputs(body["vm"]) is None
