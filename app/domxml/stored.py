@@ -5,10 +5,11 @@
 
 The VM first goes through the VM mutating webhook's instancetype stage (app.kubevirt.mutator). Then:
 - `reference`: the VM is stored with its matchers. virt-controller's start path builds the VMI from the
-  template, auto-attaches the input device `default-0` when the template or the preference asks for it
-  (preferredAutoattachInputDevice), and only then applies the instance type and preference, so the
-  preference's preferredInputBus/preferredInputType reach that device (a virtio tablet for the Windows and
-  desktop preferences);
+  template, applies the preference's preferredAutoattach* flags, auto-attaches the input device `default-0`
+  when asked to (preferredAutoattachInputDevice), adds the default pod interface unless the flags turned it
+  off (preferredAutoattachPodInterface: false), and only then applies the instance type and preference, so
+  the preference's preferredInputBus/preferredInputType reach `default-0` (a virtio tablet for the Windows
+  and desktop preferences);
 - `expand` / `expandAll`: the flat VM (app.kubevirt.expand) is stored; at start it has no preference any
   more, so `default-0` keeps the VMI defaults (a USB tablet, with a qemu-xhci controller). This is what
   upstream really runs after an expansion; comparing both renderings shows what flattening changes.
@@ -45,8 +46,11 @@ def started_vmi(vm: dict[str, Any], source: Source, flat: bool, config: DomainCo
 
     Raises ExpandError when a reference cannot be resolved or conflicts."""
     expanded = expand(vm, source, config.settings)
-    if not flat and expanded is not vm and _wants_auto_input(expanded):
-        expanded = expand(_with_auto_input(vm), source, config.settings)
+    if not flat and expanded is not vm:
+        if _wants_auto_input(expanded):
+            expanded = expand(_with_auto_input(vm), source, config.settings)
+        if _pod_interface_turned_off(vm, expanded):
+            expanded = _without_pod_interface(expanded)
     return vmi_from_vm(expanded, uid=uid)
 
 
@@ -68,6 +72,25 @@ def _template_devices(vm: dict[str, Any]) -> dict[str, Any]:
 def _wants_auto_input(flat: dict[str, Any]) -> bool:
     devices = _template_devices(flat)
     return bool(devices.get("autoattachInputDevice")) and not devices.get("inputs")
+
+
+def _pod_interface_turned_off(vm: dict[str, Any], flat: dict[str, Any]) -> bool:
+    """The preference turns the pod interface off (preferredAutoattachPodInterface: false) for a VM that names
+    no interface or network: virt-controller applies that flag before it would add the default interface,
+    while the expansion added it first."""
+    own_spec = ((vm.get("spec") or {}).get("template") or {}).get("spec") or {}
+    own = _template_devices(vm)
+    if own.get("autoattachPodInterface") is not None or own.get("interfaces") or own_spec.get("networks"):
+        return False
+    return _template_devices(flat).get("autoattachPodInterface") is False
+
+
+def _without_pod_interface(flat: dict[str, Any]) -> dict[str, Any]:
+    flat = copy.deepcopy(flat)
+    spec = flat["spec"]["template"]["spec"]
+    spec.get("domain", {}).get("devices", {}).pop("interfaces", None)
+    spec.pop("networks", None)
+    return flat
 
 
 def _with_auto_input(vm: dict[str, Any]) -> dict[str, Any]:

@@ -81,3 +81,16 @@ def test_the_vm_is_not_modified():
     render_stored_vm(original, SOURCE, "reference")
     render_stored_vm(original, SOURCE, "expand")
     assert original == before
+
+
+def test_a_preference_that_turns_the_pod_interface_off_keeps_it_off_only_while_referenced():
+    source = load_catalog(default_namespace="demo")
+    source.add({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterPreference",
+                "metadata": {"name": "no-pod"}, "spec": {"devices": {"preferredAutoattachPodInterface": False}}})
+    reference = parse(render_stored_vm(vm("no-pod"), source, "reference"))
+    flat = parse(render_stored_vm(vm("no-pod"), source, "expand"))
+    assert reference.find("devices/interface") is None
+    assert flat.find("devices/interface") is not None  # the expansion added it before the preference's flag
+    own = vm("no-pod", domain={"devices": {"interfaces": [{"name": "default", "masquerade": {}}]}},
+             networks=[{"name": "default", "pod": {}}])
+    assert parse(render_stored_vm(own, source, "reference")).find("devices/interface") is not None
