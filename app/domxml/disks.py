@@ -164,7 +164,7 @@ def _disk(conv: Conversion, disk: dict, target: tuple[str, int], volume: tuple[i
     if disk.get("bootOrder") is not None:
         sub(element, "boot", {"order": disk["bootOrder"]})
     _address(element, kind, bus, device, target[1], disk["name"])
-    _blockio(element, disk, source)
+    _blockio(element, disk, source, conv.architecture)
     if kind == "disk" and disk.get("shareable"):
         sub(element, "shareable")
     return element
@@ -229,9 +229,17 @@ def pci_address(text: str) -> Element:
                            "function": f"0x{function}"})
 
 
-def _blockio(element: Element, disk: dict, source: Source) -> None:
+MAX_CUSTOM_BLOCK_SIZE_S390X = 4096
+
+
+def _blockio(element: Element, disk: dict, source: Source, architecture: str) -> None:
     block_size = disk.get("blockSize") or {}
     custom = block_size.get("custom")
+    if custom and architecture == "s390x":
+        logical, physical = int(custom.get("logical") or 0), int(custom.get("physical") or 0)
+        if max(logical, physical) > MAX_CUSTOM_BLOCK_SIZE_S390X:
+            raise DomainError(f"custom block size (logical={logical}, physical={physical}) exceeds the maximum "
+                              f"supported size of {MAX_CUSTOM_BLOCK_SIZE_S390X} for architecture {architecture}")
     match = block_size.get("matchVolume")
     if not custom and match is not None and match.get("enabled", True) is not False:
         # upstream probes the volume inside the launcher pod; with no such file here it fails like the oracle

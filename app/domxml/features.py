@@ -59,10 +59,11 @@ def _hyperv(parent: Element, hyperv: dict) -> None:
 
 def _kvm(conv: Conversion, parent: Element) -> None:
     kvm = conv.features.get("kvm")
-    if kvm is None and not conv.dedicated:
+    hint = conv.dedicated and conv.spec.get("architecture") == "amd64"  # upstream hints amd64 VMIs only
+    if kvm is None and not hint:
         return
     element = sub(parent, "kvm")
     if kvm is not None:
         sub(element, "hidden", {"state": on_off(bool(kvm.get("hidden")))})
-    if conv.dedicated:
+    if hint:
         sub(element, "hint-dedicated", {"state": "on"})

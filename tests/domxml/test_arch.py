@@ -151,3 +151,15 @@ def test_arch_vmi_defaults():
     s390 = apply_vmi_defaults(make_vmi(architecture="s390x"))["spec"]["domain"]
     assert s390["features"]["acpi"] == {"enabled": False} and s390["cpu"]["maxSockets"] == 4
     assert s390["machine"] == {"type": "s390-ccw-virtio"}
+
+
+def test_dedicated_cpus_hint_only_amd64_and_s390x_limits_custom_block_sizes():
+    dedicated = {"cpu": {"cores": 2, "dedicatedCpuPlacement": True}}
+    assert domain(make_vmi(dedicated)).find("features/kvm/hint-dedicated") is not None
+    for arch in ("arm64", "s390x"):
+        root = domain(make_vmi(dedicated, architecture=arch))
+        assert root.find("features/kvm") is None and root.find("cputune/vcpupin") is not None
+    disk = {"devices": {"disks": [{"name": "root", "blockSize": {"custom": {"logical": 512, "physical": 8192}}}]}}
+    with pytest.raises(DomainError, match="exceeds the maximum supported size of 4096 for architecture s390x"):
+        render_domain(make_vmi(disk, volumes=CONTAINER_DISK, architecture="s390x"))
+    assert domain(make_vmi(disk, volumes=CONTAINER_DISK)).find("devices/disk/blockio") is not None
