@@ -66,3 +66,12 @@ def test_chart_preserve_guest_and_kubevirt_cr():
     assert (settings.preserve_guest, settings.kubevirt) == (True, "kubevirt/kubevirt")
     default = serve_settings(deployment_args(install(None)[0]))
     assert (default.preserve_guest, default.kubevirt) == (False, None)
+
+
+def test_chart_resize_handwritten():
+    from test_chart import install
+
+    assert serve_settings(deployment_args(install(None)[0])).resize_handwritten is True
+    off = serve_settings(deployment_args(install({"resize": {"handwritten": False}})[0]))
+    assert off.resize_handwritten is False
+    assert serve_settings(["--no-resize-handwritten"]).resize_handwritten is False
