@@ -20,6 +20,7 @@ def add_selection(p: argparse.ArgumentParser) -> None:
                    help="honour the VM annotation instancetype-webhook.kubevirt.io/policy (as serve --allow-vm-policy)")
     p.add_argument("--no-provenance", dest="provenance", action="store_false",
                    help="no expanded-from annotation (as serve --no-provenance)")
+    p.add_argument("--preserve-guest", action="store_true", help="as serve --preserve-guest")
     p.add_argument("--shard", help="I/N: only the VMs whose stable hash falls in shard I of N (I may be `job`: "
                                    "the Indexed Job's JOB_COMPLETION_INDEX)")
     p.add_argument("--page-size", type=int, default=500, help="LIST page size (limit), default 500")
@@ -45,13 +46,23 @@ def open_for(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any] | i
         print(f"{command}: --page-size must be at least 1", file=sys.stderr)
         return 2
     try:
-        session = open_session(args.kubeconfig, args.in_cluster, args.policy, args.allow_vm_policy,
-                               args.provenance, args.sync_timeout, args.page_size)
+        session = open_session(args.kubeconfig, args.in_cluster, args.sync_timeout, args.page_size,
+                               **server_settings(args))
     except SessionError as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
     namespace = None if args.all_namespaces else (args.namespace or session.namespace)
     return session, namespace, shard
+
+
+def server_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The serve settings these flags stand for; an unset flag leaves the INSTANCETYPE_WEBHOOK_* variable."""
+    given: dict[str, Any] = {"policy": args.policy}
+    for flag, name, value in (("allow_vm_policy", "allow_vm_policy", True), ("provenance", "provenance", False),
+                              ("preserve_guest", "preserve_guest", True)):
+        if getattr(args, flag) == value:
+            given[name] = value
+    return given
 
 
 def progress_for(args: argparse.Namespace, label: str) -> Any:

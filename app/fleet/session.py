@@ -2,7 +2,7 @@
 context the webhook builds (`serve --kubeconfig|--in-cluster`), so the decision is the webhook's."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,10 @@ class Session:
             stop()
 
 
-def open_session(kubeconfig: str | Path | None, in_cluster: bool, policy: str, allow_vm_policy: bool = False,
-                 provenance: bool = True, sync_timeout: float = 60.0, page_size: int = 500) -> Session:
+def open_session(kubeconfig: str | Path | None, in_cluster: bool, sync_timeout: float = 60.0, page_size: int = 500,
+                 **settings: Any) -> Session:
+    """`settings`: ServerSettings given as serve's flags would be (policy, allow_vm_policy, provenance,
+    preserve_guest, ...); the INSTANCETYPE_WEBHOOK_* environment fills in the rest, as it does for serve."""
     from app.sources.cluster import ClusterSource
 
     try:
@@ -43,8 +45,20 @@ def open_session(kubeconfig: str | Path | None, in_cluster: bool, policy: str, a
         source.stop()
         raise SessionError(f"instance types and preferences not listed within {sync_timeout:g}s "
                            f"(is the API server at {client.host} reachable, and may this account list them?)")
-    settings = ServerSettings(policy=policy, allow_vm_policy=allow_vm_policy, provenance=provenance)
-    ctx = ReviewContext(source=source, policy=policy, cluster=settings.cluster(),
-                        namespace_labels=source.namespace_labels, provenance=provenance,
-                        vm_policy_overrides=allow_vm_policy)
-    return Session(client, ctx, source, namespace)
+    config = ServerSettings(**settings)
+    return Session(client, review_context(config, source), source, namespace)
+
+
+def review_context(settings: ServerSettings, source: Any) -> ReviewContext:
+    """The context `serve` builds from the same settings (flags and INSTANCETYPE_WEBHOOK_* variables):
+    every ReviewContext option named like a setting is copied, and the cluster configuration follows
+    the source's KubeVirt CR as the webhook's does."""
+    shared = {f.name: getattr(settings, f.name) for f in fields(ReviewContext)
+              if f.name not in ("source", "policy", "cluster", "namespace_labels", "extra") and hasattr(settings, f.name)}
+    ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
+                        namespace_labels=getattr(source, "namespace_labels", None),
+                        **{**shared, "vm_policy_overrides": settings.allow_vm_policy})
+    configuration = getattr(source, "configuration", None)
+    if configuration is not None:
+        configuration.subscribe(lambda cluster: setattr(ctx, "cluster", cluster))
+    return ctx

@@ -146,7 +146,7 @@ def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
     fake.add(vm("doomed", "ns-00"))
     from app.fleet.session import open_session
 
-    session = open_session(config, False, "expandAll")
+    session = open_session(config, False, policy="expandAll")
     try:
         calls = []
 

@@ -150,3 +150,103 @@ annotations:
   cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "itw.certificateName" .) }}
 {{- end }}
 {{- end }}
+
+{{/* The sweep (audit/sweep of stored VMs): its own labels, ServiceAccount and pod template. */}}
+{{- define "itw.sweepName" -}}
+{{- printf "%s-sweep" (include "itw.fullname" .) | trunc 52 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "itw.sweepLabels" -}}
+helm.sh/chart: {{ include "itw.chart" . }}
+app.kubernetes.io/name: {{ include "itw.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: sweep
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: instancetype-webhook
+{{- end }}
+
+{{- define "itw.sweepServiceAccountName" -}}
+{{- default (include "itw.sweepName" .) .Values.sweep.serviceAccount.name }}
+{{- end }}
+
+{{/* The Job spec both the CronJob and the post-install/post-upgrade hook run: `instancetype-webhook
+sweep` over every namespace; with shards > 1 an Indexed Job whose pods take shard JOB_COMPLETION_INDEX
+of N. Exit 1 (VMs refused or unresolved: reported, nothing to retry) fails the Job at once; other
+failures are retried up to backoffLimit. */}}
+{{- define "itw.sweepJobSpec" -}}
+{{- $shards := int .Values.sweep.shards }}
+backoffLimit: {{ .Values.sweep.backoffLimit }}
+{{- with .Values.sweep.activeDeadlineSeconds }}
+activeDeadlineSeconds: {{ . }}
+{{- end }}
+{{- if gt $shards 1 }}
+completionMode: Indexed
+completions: {{ $shards }}
+parallelism: {{ $shards }}
+{{- end }}
+podFailurePolicy:
+  rules:
+    - action: FailJob
+      onExitCodes:
+        containerName: sweep
+        operator: In
+        values: [1]
+template:
+  metadata:
+    labels:
+      {{- include "itw.sweepLabels" . | nindent 6 }}
+  spec:
+    serviceAccountName: {{ include "itw.sweepServiceAccountName" . }}
+    restartPolicy: Never
+    {{- with .Values.imagePullSecrets }}
+    imagePullSecrets:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    securityContext:
+      {{- toYaml .Values.podSecurityContext | nindent 6 }}
+    {{- with .Values.nodeSelector }}
+    nodeSelector:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with .Values.tolerations }}
+    tolerations:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    containers:
+      - name: sweep
+        image: {{ include "itw.image" . | quote }}
+        imagePullPolicy: {{ .Values.image.pullPolicy }}
+        command: ["instancetype-webhook", "sweep"]
+        args:
+          - --in-cluster
+          - --all-namespaces
+          - --policy={{ default .Values.policy .Values.sweep.policy }}
+          - --concurrency={{ .Values.sweep.concurrency }}
+          - --rate={{ .Values.sweep.rate }}
+          - --output=json
+          - --progress=never
+          {{- if gt $shards 1 }}
+          - --shard=job/{{ $shards }}
+          {{- end }}
+          {{- if .Values.sweep.dryRun }}
+          - --dry-run
+          {{- end }}
+          {{- if .Values.allowVMPolicyOverride }}
+          - --allow-vm-policy
+          {{- end }}
+          {{- if .Values.preserveGuest }}
+          - --preserve-guest
+          {{- end }}
+          {{- range .Values.sweep.extraArgs }}
+          - {{ . | quote }}
+          {{- end }}
+        {{- with .Values.extraEnv }}
+        env:
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+        securityContext:
+          {{- toYaml .Values.securityContext | nindent 10 }}
+        resources:
+          {{- toYaml .Values.sweep.resources | nindent 10 }}
+{{- end }}
