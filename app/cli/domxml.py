@@ -23,7 +23,8 @@ from typing import Any, TextIO
 
 from app.cli.expand import print_rejection
 from app.cli.inputs import InputError, build_source, read_inputs
-from app.domxml import DomainConfig, DomainError, domain_config, render_domain
+from app.domxml import DomainConfig, DomainError, render_domain
+from app.domxml.cluster import domain_config_from_settings
 from app.domxml.stored import POLICIES, render_stored_vm
 from app.kubevirt.causes import ExpandError
 from app.sources.catalog import CatalogError
@@ -75,16 +76,11 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
 
 
 def read_subject(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]], DomainConfig]:
-    """The one VM (or VMI), the reference objects, and the configuration of a KubeVirt object if one is given."""
+    """The one VM (or VMI), the reference objects, and the cluster configuration (a KubeVirt object among
+    the documents, else KubeVirt's defaults)."""
     inputs = read_inputs(paths, stdin)
     subjects = [doc for doc in inputs.documents if doc.get("kind") in SUBJECT_KINDS]
     if len(subjects) != 1:
         found = "no document" if not subjects else f"{len(subjects)} documents"
         raise InputError(f"{found} of kind {' or '.join(SUBJECT_KINDS)} in {', '.join(paths)}; give exactly one")
-    kubevirts = [doc for doc in inputs.documents if doc.get("kind") == "KubeVirt"]
-    if len(kubevirts) > 1:
-        raise InputError(f"{len(kubevirts)} KubeVirt objects; give at most one")
-    spec = kubevirts[0].get("spec") if kubevirts else None
-    if kubevirts and spec is not None and not isinstance(spec, dict):
-        raise InputError("the KubeVirt object's spec is not an object")
-    return subjects[0], inputs.reference_objects, domain_config((spec or {}).get("configuration"))
+    return subjects[0], inputs.reference_objects, domain_config_from_settings(inputs.cluster_settings())

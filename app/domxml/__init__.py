@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig, domain_config
+from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig, domain_config, domain_config_from_settings
 from app.domxml.compare import canonical_xml, xml_equal
 from app.domxml.context import LauncherContext, NumaCell, SMBios, context_from_converter
 from app.domxml.domain import build_domain
@@ -21,7 +21,7 @@ from app.domxml.vmi import vmi_from_vm
 from app.domxml.vmi_defaults import apply_vmi_defaults
 
 __all__ = ["DomainConfig", "DomainError", "LauncherContext", "NumaCell", "SMBios", "canonical_xml",
-           "context_from_converter", "domain_config", "render_domain", "render_domain_element", "vmi_from_vm",
+           "context_from_converter", "domain_config", "domain_config_from_settings", "render_domain", "render_domain_element", "vmi_from_vm",
            "xml_equal"]
 
 

@@ -3,8 +3,10 @@
 machine types, network binding, cpuRequest) and what virt-handler/virt-controller hand the launcher
 (SMBIOS, memballoon stats period, virtualMachineOptions, the OVMF path of each architecture).
 
-Everything the configuration does not set keeps KubeVirt's default; nested objects merge field by field,
-as virt-api's JSON merge onto its default configuration does.
+The configuration is the merged one that `app.kubevirt.configuration` puts into ClusterSettings (virt-api's
+merge onto its defaults, validation, fallback to the last valid one), so the webhook, the CLI and the
+conformance runner read the same values: `domain_config_from_settings(settings)`, or
+`domain_config(spec.configuration | KubeVirt CR)` for both steps at once.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any, Mapping
 
 from app.domxml.arch import DEFAULT_OVMF_PATHS
 from app.domxml.context import LauncherContext, SMBios
-from app.kubevirt.configuration import settings_from_configuration
+from app.kubevirt.configuration import DEFAULT_CONFIGURATION, settings_from_configuration
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 
 DEFAULT_MAX_HOTPLUG_RATIO = 4
@@ -46,16 +48,6 @@ class DomainConfig:
 DEFAULT_DOMAIN_CONFIG = DomainConfig()
 
 
-def _configuration(config: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """`spec.configuration` from a configuration, a KubeVirt spec or a whole KubeVirt CR."""
-    config = _mapping(config)
-    if isinstance(config.get("spec"), Mapping):
-        config = config["spec"]
-    if isinstance(config.get("configuration"), Mapping):
-        config = config["configuration"]
-    return config
-
-
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
@@ -69,16 +61,22 @@ def _int(value: Any, default: int) -> int:
 
 def domain_config(configuration: Mapping[str, Any] | None) -> DomainConfig:
     """A DomainConfig from a KubeVirt CR `spec.configuration` (or a whole CR / spec holding one)."""
-    config = _configuration(configuration)
-    if not config:
+    if not configuration:
         return DEFAULT_DOMAIN_CONFIG
+    return domain_config_from_settings(settings_from_configuration(dict(configuration)))
+
+
+def domain_config_from_settings(settings: ClusterSettings) -> DomainConfig:
+    """The DomainConfig of the merged configuration ClusterSettings carries (upstream's defaults if none)."""
+    if settings is DEFAULT_SETTINGS:
+        return DEFAULT_DOMAIN_CONFIG
+    config = settings.configuration or DEFAULT_CONFIGURATION
     live = _mapping(config.get("liveUpdateConfiguration"))
     smbios_config = _mapping(config.get("smbios"))
-    defaults = SMBios()
-    smbios = SMBios(**{name: str(smbios_config.get(name) or getattr(defaults, name)) for name in SMBIOS_FIELDS})
+    smbios = SMBios(**{name: str(smbios_config.get(name) or "") for name in SMBIOS_FIELDS})
     options = _mapping(config.get("virtualMachineOptions"))
     return DomainConfig(
-        settings=settings_from_configuration(dict(config)),
+        settings=settings,
         cpu_model=str(config.get("cpuModel") or ""),
         live_update=config.get("vmRolloutStrategy") in (None, "LiveUpdate"),
         max_hotplug_ratio=_int(live.get("maxHotplugRatio"), DEFAULT_MAX_HOTPLUG_RATIO) or DEFAULT_MAX_HOTPLUG_RATIO,

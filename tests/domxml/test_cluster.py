@@ -76,3 +76,16 @@ def test_cluster_defaults_reach_the_vmi():
     assert root.find("devices/interface").get("type") == "ethernet"
     custom = render(make_vmi(), {"architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9.6.0"}}})
     assert custom.find("os/type").get("machine") == "pc-q35-rhel9.6.0"
+
+
+def test_the_merged_configuration_of_cluster_settings_is_read():
+    from app.domxml.cluster import domain_config_from_settings
+    from app.kubevirt.configuration import settings_from_configuration
+
+    settings = settings_from_configuration({"smbios": {"product": "Box"}, "cpuModel": "Haswell"})
+    config = domain_config_from_settings(settings)
+    assert config.settings is settings and config.cpu_model == "Haswell"
+    assert (config.smbios.manufacturer, config.smbios.product) == ("KubeVirt", "Box")
+    # an invalid configuration is not used (virt-api keeps its last valid one): the SMBIOS stays the default
+    invalid = domain_config({"smbios": {"product": "Box"}, "developerConfiguration": {"memoryOvercommit": -1}})
+    assert invalid is DEFAULT_DOMAIN_CONFIG
