@@ -1,18 +1,26 @@
 """What one review costs in-process, stage by stage, without HTTP: where the service's time goes.
 
-    python bench/stages.py [--number 2000]
+    python bench/stages.py [--number 2000] [--review FILE] [--json]
 
 Times each step our /mutate and /validate handlers take for the benchmark's review (parse, the
-instancetype checks, the expansion, the patch, the response, the log line, the metrics), plus
-the whole handlers, as microseconds per call (best of 5 repeats). The HTTP rows of bench/run.py
-add the framework and the socket on top of these figures.
+instancetype checks, the expansion, the patch, the response, the log line, the metrics), the whole
+handlers, and the whole ASGI app (`AdmissionApp`, what uvicorn calls: body, parse, handler, metrics,
+log line, the two `send` messages) next to the floor's ASGI app doing its least (`floor_app.py`), as
+microseconds of this thread's CPU time per call (the best of 7 repeats). CPU time, not wall time:
+on a shared machine another process taking the core does not count against the step. The HTTP
+rows of bench/run.py (and ../shared/bench/perf_ratio.py) add uvicorn, httptools and TLS on top;
+the floor pays exactly the same for those, so `ASGI ours - ASGI floor` is what the ratio is made of.
+
+`--review FILE` times an AdmissionReview from a file (e.g. the shared harness's perf-review.json)
+instead of bench/review.py's.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
-import timeit
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +32,7 @@ from review import admission_review, typical_vm  # noqa: E402
 
 from app.patch import make_patch  # noqa: E402
 from app.server import review as rv  # noqa: E402
+from app.server.app import Webhook, create_app  # noqa: E402
 from app.server.context import ReviewContext  # noqa: E402
 from app.server.logs import configure, log_review, review_line  # noqa: E402
 from app.server.metrics import Metrics  # noqa: E402
@@ -32,8 +41,38 @@ from app.server.validate import validate  # noqa: E402
 from app.sources.catalog import load_catalog  # noqa: E402
 
 
-def per_call_us(func: Callable[[], Any], number: int) -> float:
-    return min(timeit.repeat(func, number=number, repeat=5)) / number * 1e6
+def per_call_us(func: Callable[[], Any], number: int, repeat: int = 7) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.thread_time()
+        for _ in range(number):
+            func()
+        best = min(best, time.thread_time() - start)
+    return best / number * 1e6
+
+
+def asgi_per_call_us(app: Any, path: str, body: bytes, number: int, repeat: int = 7) -> float:
+    """One POST through an ASGI app, in a running event loop, with receive/send doing nothing."""
+    scope = {"type": "http", "method": "POST", "path": path,
+             "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]}
+    message = {"type": "http.request", "body": body, "more_body": False}
+
+    async def receive() -> dict[str, Any]:
+        return message
+
+    async def send(_: dict[str, Any]) -> None:
+        return None
+
+    async def calls() -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.thread_time()
+            for _ in range(number):
+                await app(dict(scope), receive, send)
+            best = min(best, time.thread_time() - start)
+        return best / number * 1e6
+
+    return asyncio.run(calls())
 
 
 def quiet_review_log() -> None:
@@ -42,16 +81,17 @@ def quiet_review_log() -> None:
     configure("info")
 
 
-def stages(number: int) -> dict[str, float]:
+def stages(number: int, body: bytes | None = None) -> dict[str, float]:
     from app.kubevirt.admission import validate_vm
+    from floor_app import app as floor
 
     quiet_review_log()
     ctx = ReviewContext(source=load_catalog(), policy="expand")
-    body = orjson.dumps(admission_review(typical_vm()))
+    body = body or orjson.dumps(admission_review(typical_vm()))
     review = rv.parse_review(body)
     request = review["request"]
     vm = request["object"]
-    namespace = vm["metadata"]["namespace"]
+    namespace = vm["metadata"].get("namespace") or request.get("namespace") or "default"
     flat = flatten(vm, namespace, ctx)
     ops = make_patch(vm, flat)
     metrics = Metrics()
@@ -68,15 +108,21 @@ def stages(number: int) -> dict[str, float]:
         "validate handler (whole)": lambda: validate(review, ctx),
         "mutate handler (whole)": lambda: mutate(review, ctx),
     }
-    return {name: round(per_call_us(step, number), 1) for name, step in steps.items()}
+    figures = {name: round(per_call_us(step, number), 1) for name, step in steps.items()}
+    ours = create_app(Webhook(ctx=ctx, metrics=metrics))
+    figures["ASGI floor (floor_app.py)"] = round(asgi_per_call_us(floor, "/mutate", body, number), 1)
+    figures["ASGI /validate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/validate", body, number), 1)
+    figures["ASGI /mutate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/mutate", body, number), 1)
+    return figures
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="Per-stage cost of one review, in-process")
     parser.add_argument("--number", type=int, default=2000, help="calls per repeat")
+    parser.add_argument("--review", type=Path, help="an AdmissionReview JSON file to time instead of bench/review.py's")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = stages(args.number)
+    figures = stages(args.number, args.review.read_bytes() if args.review else None)
     sys.stdout = sys.__stdout__
     if args.json:
         print(orjson.dumps(figures).decode())

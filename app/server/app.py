@@ -131,7 +131,7 @@ async def review_answer(body: Callable[[], Awaitable[bytes]], hook: Webhook, end
     """(HTTP status, JSON bytes) for one review; `body()` reads the request body (BodyTooLarge past the cap)."""
     start = time.perf_counter()
     metrics = hook.metrics
-    metrics.in_flight.inc()
+    metrics.in_flight += 1
     parsed: dict[str, Any] | None = None
     try:
         try:
@@ -166,7 +166,7 @@ async def review_answer(body: Callable[[], Awaitable[bytes]], hook: Webhook, end
                                outcome.policy))
         return 200, outcome.body
     finally:
-        metrics.in_flight.dec()
+        metrics.in_flight -= 1
 
 
 def _reject(hook: Webhook, endpoint: str, start: float, status: int, message: str,

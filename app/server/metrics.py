@@ -1,31 +1,57 @@
-"""Prometheus metrics of the webhook, in a registry of their own, served on plain HTTP (--metrics-port)."""
+"""Prometheus metrics of the webhook, in a registry of their own, served on plain HTTP (--metrics-port).
+
+The per-review figures (requests by endpoint/operation/kind/outcome, the latency histogram, requests
+in flight) are plain integers updated on the event loop, with no lock and no metric objects on the
+hot path, and turned into Prometheus families when /metrics is scraped (`ReviewCollector`): the
+prometheus_client objects took a lock per update, three updates and a bucket scan per review. Rare
+events (errors, certificate reloads, configuration changes) keep prometheus_client's own counters.
+"""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from bisect import bisect_left
+from typing import TYPE_CHECKING, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 if TYPE_CHECKING:
     from app.kubevirt.settings import ClusterSettings
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+REQUEST_LABELS = ("endpoint", "operation", "kind", "outcome")
+
+
+class Latency:
+    """One endpoint's latency histogram: a count per bucket (the last one is +Inf) and the sum."""
+
+    __slots__ = ("counts", "sum")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(BUCKETS) + 1)
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(BUCKETS, seconds)] += 1  # a bucket holds values <= its bound
+        self.sum += seconds
+
+    def cumulative(self) -> list[tuple[str, int]]:
+        out, total = [], 0
+        for bound, count in zip((*(repr(float(b)) for b in BUCKETS), "+Inf"), self.counts):
+            total += count
+            out.append((bound, total))
+        return out
 
 
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter(
-            "instancetype_webhook_requests", "Admission reviews answered",
-            ("endpoint", "operation", "kind", "outcome"), registry=self.registry)
-        self.latency = Histogram(
-            "instancetype_webhook_request_duration_seconds", "Time to answer a request",
-            ("endpoint",), buckets=BUCKETS, registry=self.registry)
-        self.in_flight = Gauge(
-            "instancetype_webhook_requests_in_flight", "Requests being answered", registry=self.registry)
+        self.requests: dict[tuple[str, str, str, str], int] = {}
+        self.latency: dict[str, Latency] = {}
+        self.in_flight = 0
+        self.registry.register(ReviewCollector(self))
         self.errors = Counter(
             "instancetype_webhook_errors", "Requests that could not be answered normally",
             ("endpoint", "reason"), registry=self.registry)
-        self._children: dict[tuple[str, str, str, str], tuple] = {}
         self.tls_reloads = Counter(
             "instancetype_webhook_tls_reloads", "Certificate reloads", registry=self.registry)
         self.config_generation = Gauge(
@@ -41,13 +67,12 @@ class Metrics:
             registry=self.registry)
 
     def observe(self, endpoint: str, operation: str, kind: str, outcome: str, seconds: float) -> None:
-        # The labelled children are cached: labels() takes a lock and builds a key on every call.
         key = (endpoint, operation, kind, outcome)
-        children = self._children.get(key)
-        if children is None:
-            children = self._children[key] = (self.requests.labels(*key), self.latency.labels(endpoint))
-        children[0].inc()
-        children[1].observe(seconds)
+        self.requests[key] = self.requests.get(key, 0) + 1
+        latency = self.latency.get(endpoint)
+        if latency is None:
+            latency = self.latency[endpoint] = Latency()
+        latency.observe(seconds)
 
     def configuration(self, settings: "ClusterSettings") -> None:
         """The cluster configuration now in use (called at start and on every change)."""
@@ -62,3 +87,33 @@ class Metrics:
     def serve(self, port: int, host: str = "") -> None:
         """Start the plain-HTTP /metrics server in a daemon thread."""
         start_http_server(port, addr=host or "0.0.0.0", registry=self.registry)
+
+
+class ReviewCollector:
+    """The per-review figures of a Metrics, as Prometheus families (read on each scrape)."""
+
+    def __init__(self, metrics: Metrics):
+        self.metrics = metrics
+
+    def describe(self) -> list[Metric]:
+        return list(self._families({}, {}, 0))
+
+    def collect(self) -> Iterator[Metric]:
+        m = self.metrics
+        # dict(...) copies in one step under the GIL: the event loop may add a key meanwhile
+        return self._families(dict(m.requests), dict(m.latency), m.in_flight)
+
+    @staticmethod
+    def _families(requests: dict[tuple[str, str, str, str], int], latency: dict[str, Latency],
+                  in_flight: int) -> Iterator[Metric]:
+        counter = CounterMetricFamily("instancetype_webhook_requests", "Admission reviews answered",
+                                      labels=REQUEST_LABELS)
+        for key, count in requests.items():
+            counter.add_metric(list(key), count)
+        yield counter
+        histogram = HistogramMetricFamily("instancetype_webhook_request_duration_seconds", "Time to answer a request",
+                                          labels=("endpoint",))
+        for endpoint, hist in latency.items():
+            histogram.add_metric([endpoint], hist.cumulative(), hist.sum)
+        yield histogram
+        yield GaugeMetricFamily("instancetype_webhook_requests_in_flight", "Requests being answered", value=in_flight)
