@@ -1,0 +1,69 @@
+"""The review log: one JSON line per review, written once per event-loop step, in order with other log lines."""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import sys
+
+import orjson
+import pytest
+
+from app.server import logs
+
+
+class Stdout(io.TextIOWrapper):
+    def __init__(self) -> None:
+        self.raw_bytes = io.BytesIO()
+        super().__init__(self.raw_bytes, encoding="utf-8", write_through=True)
+        self.flushes = 0
+
+    def lines(self) -> list[dict]:
+        self.flush()
+        return [orjson.loads(line) for line in self.raw_bytes.getvalue().splitlines()]
+
+
+@pytest.fixture
+def stdout(monkeypatch: pytest.MonkeyPatch) -> Stdout:
+    out = Stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    logs.configure("info")
+    yield out
+    logs.flush_reviews()
+    monkeypatch.undo()
+    logs.configure("info")
+
+
+def line(uid: str) -> dict:
+    return logs.review_line("mutate", {"uid": uid, "operation": "CREATE"}, True, 0, 0.001, "allowed")
+
+
+def test_outside_a_loop_a_line_is_written_at_once(stdout: Stdout):
+    logs.log_review(line("a"))
+    assert [entry["uid"] for entry in stdout.lines()] == ["a"]
+
+
+def test_lines_of_one_loop_step_are_written_together_at_its_end(stdout: Stdout):
+    seen: list[int] = []
+
+    async def main() -> None:
+        logs.log_review(line("a"))
+        logs.log_review(line("b"))
+        seen.append(len(stdout.raw_bytes.getvalue()))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert seen == [0]
+    assert [entry["uid"] for entry in stdout.lines()] == ["a", "b"]
+
+
+def test_other_log_lines_keep_their_place(stdout: Stdout):
+    async def main() -> None:
+        logs.log_review(line("a"))
+        logging.getLogger("instancetype_webhook.server").warning("after a")
+        logs.log_review(line("b"))
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert [entry.get("uid") or entry["msg"] for entry in stdout.lines()] == ["a", "after a", "b"]
