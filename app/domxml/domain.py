@@ -20,7 +20,7 @@ from app.domxml.interfaces import interface_elements
 from app.domxml.iothreads import IOThreadPlan, iothreads_element, plan_iothreads
 from app.domxml.launchsecurity import launch_security_element
 from app.domxml.memory import memory_backing, memory_elements
-from app.domxml.os import os_element
+from app.domxml.os import efi_files, os_element
 from app.domxml.pinning import NumaPassthrough, Pinning
 from app.domxml.qemucmd import qemu_commandline
 from app.domxml.sysinfo import sysinfo_element
@@ -47,6 +47,8 @@ def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
         raise DomainError(f"the VMI is for {vmi_arch} but the launcher context is {ctx.architecture}: "
                           "only same-architecture domains are generated")
     conv.arch  # refuses an architecture without a launcher
+    if conv.efi is not None:
+        efi_files(conv)  # virt-launcher resolves the firmware before it converts: its error comes first
     plan = plan_iothreads(conv)
     pinning = Pinning(conv, plan) if conv.dedicated else None
     numa = NumaPassthrough(conv, pinning) if pinning is not None and conv.numa_passthrough else None

@@ -163,3 +163,9 @@ def test_dedicated_cpus_hint_only_amd64_and_s390x_limits_custom_block_sizes():
     with pytest.raises(DomainError, match="exceeds the maximum supported size of 4096 for architecture s390x"):
         render_domain(make_vmi(disk, volumes=CONTAINER_DISK, architecture="s390x"))
     assert domain(make_vmi(disk, volumes=CONTAINER_DISK)).find("devices/disk/blockio") is not None
+
+
+def test_missing_firmware_is_reported_before_any_converter_error():
+    both = {"firmware": {"bootloader": {"efi": {"secureBoot": True}}}, "devices": {"watchdog": {"name": "w"}}}
+    with pytest.raises(DomainError, match="EFI OVMF roms missing"):
+        render_domain(make_vmi(both, architecture="arm64"))
