@@ -89,13 +89,22 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
 
 
 def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewContext, metrics: Metrics) -> Any:
-    """The cluster configuration in use: the live source's (the KubeVirt CR, followed live) or, offline, the
-    defaults (with any INSTANCETYPE_WEBHOOK_CLUSTER_* settings); every change reaches ctx and /metrics."""
-    from app.sources.cluster_config import ClusterConfiguration
+    """The cluster configuration in use: the live source's (the KubeVirt CR, followed live) or, offline, a
+    KubeVirt object in the --catalog directory, else the defaults (with any INSTANCETYPE_WEBHOOK_CLUSTER_*
+    settings); every change reaches ctx and /metrics."""
+    from app.kubevirt.configuration import settings_from_kubevirt
+    from app.sources.catalog import CatalogError
+    from app.sources.cluster_config import ClusterConfiguration, catalog_kubevirt
 
     configuration = getattr(source, "configuration", None)
     overridden = ", ".join(f"INSTANCETYPE_WEBHOOK_{name.upper()}" for name in settings.cluster_overridden())
-    if configuration is None:
+    try:
+        kubevirt = catalog_kubevirt(settings.catalog) if configuration is None and settings.catalog else None
+    except CatalogError as exc:
+        raise ServeError(str(exc)) from exc
+    if kubevirt is not None:  # offline: the catalogue's KubeVirt object is the configuration
+        configuration = ClusterConfiguration(settings_from_kubevirt(kubevirt))
+    elif configuration is None:
         configuration = ClusterConfiguration(settings.cluster())
         configuration.unavailable("no KubeVirt CR offline" + (f" ({overridden})" if overridden else ""))
     elif overridden:

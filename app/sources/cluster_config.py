@@ -9,6 +9,9 @@ environment settings into it).
 
 `update(objects)` is called with every KubeVirt object after each list and watch event; listeners
 (`subscribe`) get the new ClusterSettings whenever they change, so the next review uses them.
+
+Offline (`serve --catalog DIR`), a KubeVirt object among DIR's manifests is the configuration
+(`catalog_kubevirt`); as for the CLI's `-f` documents, no `status.phase` is needed.
 """
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from pathlib import Path
+
 from app.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt, usable_kubevirt
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from app.sources.catalog import CatalogError, iter_documents, manifest_files
 
 log = logging.getLogger("instancetype_webhook.cluster")
 
@@ -102,3 +108,25 @@ class ClusterConfiguration:
             self.reason = reason
             log.warning("cluster configuration: %s", reason)
         return None
+
+
+def catalog_kubevirt(directory: str | Path) -> Mapping[str, Any] | None:
+    """The one KubeVirt object among the manifests under `directory`, or None; CatalogError for several, or
+    for one whose configuration virt-api would refuse."""
+    found: list[tuple[Path, dict[str, Any]]] = []
+    for path in manifest_files(Path(directory)):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogError(f"{path}: cannot read: {exc}") from exc
+        found.extend((path, doc) for doc in iter_documents(text, str(path)) if doc.get("kind") == "KubeVirt")
+    if len(found) > 1:
+        raise CatalogError(f"{len(found)} KubeVirt objects under {directory} ({', '.join(str(p) for p, _ in found)}); "
+                           "give at most one")
+    if not found:
+        return None
+    path, kubevirt = found[0]
+    problem = kubevirt_problem(kubevirt) if isinstance(kubevirt.get("spec", {}), Mapping) else "spec is not an object"
+    if problem is not None:
+        raise CatalogError(f"{path}: the KubeVirt object's configuration is invalid: {problem}")
+    return kubevirt

@@ -158,3 +158,24 @@ def test_stored_revisions_come_from_the_live_cluster(tmp_path: Path):
                 'version "instancetype.kubevirt.io/v1alpha1" in scheme "kubevirt.io/client-go/kubevirt/scheme/register.go:44"')
     finally:
         fake.stop()
+
+
+def test_offline_a_kubevirt_object_in_the_catalogue_is_the_configuration(tmp_path: Path):
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "small.json").write_bytes(orjson.dumps(SMALL))
+    offline = kubevirt({"network": {"defaultNetworkInterface": "masquerade"}}, phase="")  # no status needed offline
+    (catalog / "kubevirt.json").write_bytes(orjson.dumps(offline))
+    with serve(tmp_path, "--catalog", str(catalog), "--policy", "expand") as server, server.client() as client:
+        assert client.get("/readyz").json()["clusterConfiguration"].startswith("KubeVirt kubevirt/kubevirt")
+        assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
+
+
+def test_offline_an_invalid_kubevirt_object_stops_serve(tmp_path: Path, monkeypatch, capsys):
+    from app.cli import main
+
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "kubevirt.json").write_bytes(orjson.dumps(kubevirt({"imagePullPolicy": "Sometimes"})))
+    assert main(["serve", "--dev", "--port", "0", "--metrics-port", "0", "--catalog", str(catalog)]) == 2
+    assert "invalid dev.imagePullPolicy in config: Sometimes" in capsys.readouterr().err
