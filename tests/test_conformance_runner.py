@@ -1,4 +1,6 @@
-"""The conformance runner on a temporary directory: passing, altered and unreadable cases."""
+"""The conformance runner on a temporary directory: every member of a case, altered and unreadable cases,
+the mutator step, the per-category and per-member tables, the filters."""
+import copy
 import io
 import json
 import shutil
@@ -10,44 +12,71 @@ from app.cli import main
 from tests.conftest import CONFORMANCE
 
 PASSING = "requirements.memory-unmet"
+DENIED = "update.preference.name-changed-revision-kept"  # the mutator denies this UPDATE (a matcher check)
 WITH_DOMXML = next(p.stem for p in sorted(CONFORMANCE.glob("*.json")) if "domxml" in json.loads(p.read_text()))
 
 
+def load(name: str) -> dict:
+    return json.loads((CONFORMANCE / f"{name}.json").read_text())
+
+
 def builtin_sections() -> dict:
-    """The runner's own sections only (a plugin imported by another test may have added its members)."""
-    return {name: section for name, section in conformance.SECTIONS.items() if "." not in name
-            or name == "expectedValidate.instancetype"}
+    """The runner's own member checks only (a plugin imported by another test may have replaced some)."""
+    fresh = dict(conformance.SECTIONS)
+    for member in ("domxml.expected", "domxml.fromVm"):
+        fresh[member] = conformance.Section(member, conformance._has_member(member), conformance.unregistered(member))
+    fresh.pop("domxml", None)
+    return fresh
 
 
 @pytest.fixture()
 def cases(tmp_path, monkeypatch):
-    # The runner itself is under test: no plugin section checks, domxml unchecked.
+    # The runner itself is under test: no plugin member checks, so the domxml members are not checked.
     monkeypatch.setattr(conformance, "PLUGIN_MODULES", ())
     monkeypatch.setattr(conformance, "SECTIONS", builtin_sections())
-    conformance.register_section("domxml", conformance.check_domxml_unavailable)
-    for name in (PASSING, WITH_DOMXML):
+    for name in (PASSING, WITH_DOMXML, DENIED):
         shutil.copy(CONFORMANCE / f"{name}.json", tmp_path / f"{name}.json")
     return tmp_path
 
 
 def altered(tmp_path, name, change):
-    case = json.loads((CONFORMANCE / f"{name}.json").read_text())
+    case = load(name)
     change(case)
     case["name"] = name + ".altered"
     (tmp_path / f"{name}.altered.json").write_text(json.dumps(case))
 
 
-def run(directory, *extra):
+def run(directory, *extra, **options):
     out = io.StringIO()
-    status = conformance.run(directory, out, *extra)
+    status = conformance.run(directory, out, *extra, **options)
     return status, out.getvalue().splitlines()
 
 
-def test_passing_cases(cases):
+def failing(lines):
+    return [line for line in lines if line.startswith("FAIL")]
+
+
+def test_passing_cases_and_unregistered_members_are_not_checked(cases):
     status, lines = run(cases)
     assert status == 0
-    assert lines[-1] == "2 passed, 0 failed"
-    assert any(line.startswith("domxml: not checked in 1 case(s)") for line in lines)
+    assert lines[-1] == "2 passed, 0 failed, 1 not checked"
+    assert "domxml.expected: not checked in 1 case(s): no check registered for domxml.expected" in lines
+    assert "domxml.fromVm: not checked in 1 case(s): no check registered for domxml.fromVm" in lines
+
+
+def test_tables_per_category_and_per_member(cases):
+    _, lines = run(cases)
+    (start,) = [i for i, line in enumerate(lines) if line.split() == ["category", "passed", "failed", "not", "checked"]]
+    category = {row.split()[0]: row.split()[1:] for row in lines[start + 1:lines.index("", start)]}
+    assert category[load(PASSING)["category"]] == ["1", "0", "0"]
+    assert category["update"] == ["1", "0", "0"]
+    assert category[load(WITH_DOMXML)["category"]] == ["0", "0", "1"]
+    assert category["total"] == ["2", "0", "1"]
+    members = {row.split()[0]: row.split()[1:] for row in lines[lines.index("", start) + 2:-1]}
+    assert members["expectedMutate"] == ["1", "0", "0"]
+    assert members["expected"] == ["3", "0", "0"]
+    assert members["domxml.expected"] == ["0", "0", "1"] and members["domxml.fromVm"] == ["0", "0", "1"]
+    assert "expectedInfer" not in members  # no case here has it
 
 
 def test_altered_expansion_is_reported_with_path_and_values(cases):
@@ -57,9 +86,8 @@ def test_altered_expansion_is_reported_with_path_and_values(cases):
     altered(cases, PASSING, change)
     status, lines = run(cases)
     assert status == 1
-    assert lines[-1] == "2 passed, 1 failed"
-    failing = [line for line in lines if line.startswith("FAIL")]
-    assert failing == [f"FAIL {PASSING}.altered [expected] vm.spec.template.spec.domain.cpu.sockets: got 2, want 7"]
+    assert lines[-1] == "2 passed, 1 failed, 1 not checked"
+    assert failing(lines) == [f"FAIL {PASSING}.altered [expected] vm.spec.template.spec.domain.cpu.sockets: got 2, want 7"]
 
 
 def test_altered_validation_message_is_reported(cases):
@@ -69,9 +97,9 @@ def test_altered_validation_message_is_reported(cases):
     altered(cases, PASSING, change)
     status, lines = run(cases)
     assert status == 1
-    (failing,) = [line for line in lines if line.startswith("FAIL")]
-    assert "[expectedValidate.instancetype] causes[*].field" in failing
-    assert '["spec.instancetype"]' in failing and '["spec.preference"]' in failing
+    (line,) = failing(lines)
+    assert "[expectedValidate.instancetype] causes[*].field" in line
+    assert '["spec.instancetype"]' in line and '["spec.preference"]' in line
 
 
 def test_error_where_a_vm_was_expected(cases):
@@ -79,10 +107,75 @@ def test_error_where_a_vm_was_expected(cases):
         case["input"]["clusterInstancetypes"] = []
 
     altered(cases, PASSING, change)
+    _, lines = run(cases)
+    (line,) = failing(lines)
+    assert line.startswith(f"FAIL {PASSING}.altered [expected] result: got \"notFound error: ")
+    assert 'want "the expanded VM"' in line
+
+
+def test_expansion_error_status_is_compared():
+    case = next(c for c in map(load, (p.stem for p in sorted(CONFORMANCE.glob("conflicts.*.json")))))
+    assert conformance.check_expand(case) is None
+    case["expected"]["status"]["reason"] = "Invalid"
+    assert conformance.check_expand(case) == conformance.Difference("status.reason", "BadRequest", "Invalid")
+
+
+@pytest.mark.parametrize("member, change, where", [
+    ("expectedMutate", lambda c: c["expectedMutate"].update(code=400), "code: got 422, want 400"),
+    ("expected", lambda c: c["expected"]["status"].update(code=400), "status.code: got 422, want 400"),
+    ("expected", lambda c: c["expected"].update(kind="badRequest"), 'kind: got "mutate", want "badRequest"'),
+    ("expectedValidate.instancetype", lambda c: c["expectedValidate"]["instancetype"].update(message="x"),
+     "message: got"),
+])
+def test_mutator_denial_answers_every_member(cases, member, change, where):
+    altered(cases, DENIED, change)
     status, lines = run(cases)
-    (failing,) = [line for line in lines if line.startswith("FAIL")]
-    assert failing.startswith(f"FAIL {PASSING}.altered [expected] result: got \"notFound error: ")
-    assert 'want "the expanded VM"' in failing
+    (line,) = failing(lines)
+    assert line.startswith(f"FAIL {DENIED}.altered [{member}] {where}"), line
+
+
+def test_update_is_checked_as_an_update(cases):
+    def as_create(case):
+        del case["input"]["operation"]
+
+    altered(cases, DENIED, as_create)
+    _, lines = run(cases)
+    (line,) = failing(lines)
+    assert line.startswith(f"FAIL {DENIED}.altered [expectedMutate] allowed: got {{\"allowed\": true}}")
+    assert "(+2 more member(s))" in line  # expected and expectedValidate.instancetype follow the mutator
+
+
+def test_expected_infer_compares_the_matchers_the_mutator_leaves(cases):
+    spec = load(PASSING)["input"]["vm"]["spec"]
+    matcher, preference = spec["instancetype"], spec["preference"]
+    answer = {"allowed": True, "instancetype": matcher, "preference": preference}
+    altered(cases, PASSING, lambda c: c.update(expectedInfer=answer))
+    assert failing(run(cases)[1]) == []
+    altered(cases, PASSING, lambda c: c.update(expectedInfer={**answer, "instancetype": {**matcher, "name": "other"}}))
+    (line,) = failing(run(cases)[1])
+    assert line.startswith(f"FAIL {PASSING}.altered [expectedInfer] instancetype.name: got ")
+    altered(cases, PASSING, lambda c: c.update(expectedInfer={"allowed": True, "preference": preference}))
+    (line,) = failing(run(cases)[1])
+    assert f"[expectedInfer] instancetype: got {json.dumps(matcher, sort_keys=True)}, want <absent>" in line
+
+
+def test_case_source_holds_every_input_list():
+    case_input = {"vm": {"metadata": {"namespace": "ns"}}, **{key: [{"metadata": {"name": f"o-{key}"}}]
+                                                              for key in conformance.INPUT_KINDS}}
+    source = conformance.case_source(case_input)
+    for key, kind in conformance.INPUT_KINDS.items():
+        if kind == "ControllerRevision":
+            assert source.get_revision(f"o-{key}", "ns") is not None
+        else:
+            assert source.get(kind, f"o-{key}", "ns") == {"metadata": {"name": f"o-{key}"}, "kind": kind}
+
+
+def test_old_vm_only_for_an_update():
+    case = load(DENIED)
+    assert conformance.case_old_vm(case) == case["input"]["oldVm"]
+    create = copy.deepcopy(case)
+    create["input"]["operation"] = "CREATE"
+    assert conformance.case_old_vm(create) is None
 
 
 def test_quantities_compare_by_value(cases):
@@ -91,7 +184,7 @@ def test_quantities_compare_by_value(cases):
 
     altered(cases, PASSING, change)
     status, lines = run(cases)
-    assert status == 0 and lines[-1] == "3 passed, 0 failed"
+    assert status == 0 and lines[-1] == "3 passed, 0 failed, 1 not checked"
 
 
 def test_list_order_is_significant():
@@ -101,41 +194,55 @@ def test_list_order_is_significant():
     assert conformance.first_difference("1", "one") is not None
 
 
-def test_filter_and_verbose(cases):
+def test_filter_by_name_and_verbose(cases):
     status, lines = run(cases, "memory-unmet", True)
-    assert lines == [
-        f"PASS {PASSING} (expected, expectedValidate.instancetype)",
-        "sections checked: expected 1, expectedValidate.instancetype 1",
-        "1 passed, 0 failed",
-    ]
+    assert lines[0] == f"PASS {PASSING} (expected, expectedValidate.instancetype)"
+    assert lines[-1] == "1 passed, 0 failed"
+    status, lines = run(cases, None, True)
+    assert f"NOT CHECKED {WITH_DOMXML} (expected, expectedValidate.instancetype, domxml.expected not checked, " \
+           "domxml.fromVm not checked)" in lines
+
+
+def test_filter_by_category(cases):
+    status, lines = run(cases, category="update")
+    assert status == 0 and lines[-1] == "1 passed, 0 failed"
+    assert run(cases, category="no-such-category")[1][-1] == "0 passed, 0 failed"
 
 
 def test_unreadable_case_fails_without_stopping_the_run(cases):
     (cases / "broken.json").write_text("{not json")
     status, lines = run(cases)
-    assert status == 1 and lines[-1] == "2 passed, 1 failed"
+    assert status == 1 and lines[-1] == "2 passed, 1 failed, 1 not checked"
     assert any(line.startswith("FAIL broken [file]") for line in lines)
 
 
-def test_registered_section_checks_domxml(cases, monkeypatch):
+def test_registered_member_check_replaces_the_placeholder(cases):
     seen = []
 
     def check(case):
         seen.append(case["name"])
         return conformance.Difference("domxml.xml", "<domain/>", "<domain type='kvm'/>")
 
-    conformance.register_section("domxml", check)
+    conformance.register_section("domxml.expected", check)
     status, lines = run(cases)
     assert seen == [WITH_DOMXML] and status == 1
-    assert any(line.startswith(f"FAIL {WITH_DOMXML} [domxml] domxml.xml") for line in lines)
+    assert any(line.startswith(f"FAIL {WITH_DOMXML} [domxml.expected] domxml.xml") for line in lines)
 
 
-def test_plugin_modules_register_section_checks(tmp_path, monkeypatch):
+def test_a_crashing_check_fails_its_member_only(cases):
+    conformance.register_section("domxml.fromVm", lambda case: 1 / 0)
+    status, lines = run(cases)
+    assert failing(lines) == [f"FAIL {WITH_DOMXML} [domxml.fromVm] <exception>: got \"ZeroDivisionError: division by "
+                              "zero\", want \"an answer\""]
+
+
+def test_plugin_modules_register_member_checks(tmp_path, monkeypatch):
     plugin = tmp_path / "plugins" / "fake_domxml_plugin.py"
     plugin.parent.mkdir()
     plugin.write_text(
         "from app.conformance import Difference, register_section\n"
-        "register_section('domxml', lambda case: Difference('domxml.xml', None, None, note='rendered nothing'))\n"
+        "register_section('domxml.expected', lambda case: Difference('domxml.xml', None, None, note='rendered nothing'))\n"
+        "register_section('domxml.fromVm', lambda case: None)\n"
     )
     monkeypatch.syspath_prepend(str(plugin.parent))
     monkeypatch.setattr(conformance, "PLUGIN_MODULES", ("fake_domxml_plugin", "no_such_plugin_module"))
@@ -143,14 +250,19 @@ def test_plugin_modules_register_section_checks(tmp_path, monkeypatch):
     shutil.copy(CONFORMANCE / f"{WITH_DOMXML}.json", tmp_path / f"{WITH_DOMXML}.json")
     status, lines = run(tmp_path)
     assert status == 1
-    assert lines == [
-        f"FAIL {WITH_DOMXML} [domxml] domxml.xml: rendered nothing",
-        "sections checked: domxml 1, expected 1, expectedValidate.instancetype 1",
-        "0 passed, 1 failed",
-    ]
+    assert lines[0] == f"FAIL {WITH_DOMXML} [domxml.expected] domxml.xml: rendered nothing"
+    assert lines[-1] == "0 passed, 1 failed"
 
 
-def test_cli_exit_status(cases, capsys):
+def test_cli_exit_status_filters_and_bundled_default(cases, capsys):
     assert main(["conformance", str(cases)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed"
+    assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed, 1 not checked"
+    assert main(["conformance", str(cases), "--category", "update", "-k", "preference"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
     assert main(["conformance", str(cases / "nope")]) == 2
+
+
+def test_cli_runs_the_bundled_cases_without_dir(capsys):
+    revisions = sum(1 for p in conformance.BUNDLED_CASES.glob("*.json") if json.loads(p.read_text())["category"] == "revision")
+    assert main(["conformance", "--category", "revision"]) == 0  # no DIR: the bundled public cases
+    assert capsys.readouterr().out.splitlines()[-1] == f"{revisions} passed, 0 failed"

@@ -1,7 +1,10 @@
 """`instancetype-webhook conformance [DIR] [-k SUBSTRING] [--category CAT] [-v]`: run upstream's conformance cases.
 
-Prints one line per failing case with its first difference and ends with `N passed, M failed`;
-exit 0 only when no case failed (2 when DIR is not a directory).
+Checks every member of each case (expectedInfer, expectedMutate, expected, expectedValidate.instancetype,
+domxml.expected, domxml.fromVm). Prints one line per failing case with its first difference, the members
+that could not be checked, a table per category and per member (passed, failed, not checked), and ends
+with `N passed, M failed` (`, K not checked` when some case had a member that could not be checked).
+Exit 0 only when no case failed (2 when DIR is not a directory).
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="directory of <case>.json files (default: the public cases bundled in a source "
                              "checkout, tests/data/shared/conformance)")
     parser.add_argument("-k", dest="substring", metavar="SUBSTRING", help="only cases whose name contains SUBSTRING")
+    parser.add_argument("--category", metavar="CAT", help="only cases of category CAT (e.g. infer, update, arch)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
     parser.set_defaults(func=run)
 
@@ -34,7 +38,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
                   "source checkout); give a directory of case files\n")
         return 2
     try:
-        return conformance.run(directory, out, substring=args.substring, verbose=args.verbose)
+        return conformance.run(directory, out, substring=args.substring, verbose=args.verbose,
+                               category=args.category)
     except NotADirectoryError as exc:
         err.write(f"error: {exc}\n")
         return 2
