@@ -55,9 +55,9 @@ def graphics_elements(conv: Conversion) -> list[Element]:
 def free_page_reporting(conv: Conversion) -> bool:
     if not conv.ctx.free_page_reporting:
         return False
-    if conv.dedicated or conv.realtime or conv.hugepage_size:
+    if conv.dedicated or conv.realtime or conv.memory.get("hugepages") is not None:  # high-performance VMIs
         return False
-    return conv.annotations.get("kubevirt.io/free-page-reporting-disabled", "").lower() != "true"
+    return conv.annotations.get("kubevirt.io/free-page-reporting-disabled") != "true"  # exact, as upstream
 
 
 def memballoon_element(conv: Conversion) -> Element:
@@ -100,7 +100,8 @@ def console_elements(conv: Conversion) -> list[Element]:
     serial = new("serial", {"type": "unix"})
     sub(serial, "target", {"port": 0})
     sub(serial, "source", {"mode": "bind", "path": base})
-    if conv.ctx.serial_console_log and conv.devices.get("logSerialConsole") is not False:
+    own = conv.devices.get("logSerialConsole")  # the VMI's own choice wins over the cluster's switch
+    if own is True or (own is None and conv.ctx.serial_console_log):
         sub(serial, "log", {"file": f"{base}-log", "append": "on"})
     console = new("console", {"type": "pty"})
     sub(console, "target", {"type": "serial", "port": 0})

@@ -89,3 +89,9 @@ def test_the_merged_configuration_of_cluster_settings_is_read():
     # an invalid configuration is not used (virt-api keeps its last valid one): the SMBIOS stays the default
     invalid = domain_config({"smbios": {"product": "Box"}, "developerConfiguration": {"memoryOvercommit": -1}})
     assert invalid is DEFAULT_DOMAIN_CONFIG
+
+
+def test_a_vmi_that_asks_for_the_serial_log_keeps_it_when_the_cluster_disables_it():
+    off = {"virtualMachineOptions": {"disableSerialConsoleLog": {}}}
+    assert render(make_vmi({"devices": {"logSerialConsole": True}}), off).find("devices/serial/log") is not None
+    assert render(make_vmi({"devices": {"logSerialConsole": False}}), None).find("devices/serial/log") is None
