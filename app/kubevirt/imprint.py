@@ -21,6 +21,7 @@ start with `/` (`/spec/template/metadata`). A list element with a `name` is addr
 """
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 import orjson
@@ -31,6 +32,7 @@ PROVENANCE_KEY = "instancetype-webhook.kubevirt.io/expanded-from"
 TEMPLATE_SPEC = "/spec/template/spec/"
 _SKIPPED = ("/status", "/metadata", "/spec/instancetype", "/spec/preference")
 _MISSING = object()
+_INDEX = re.compile(r"/[0-9]+(?:/|$)")
 
 __all__ = ["Edit", "PROVENANCE_KEY", "dotted", "imprint_from_patch", "read_provenance", "strip", "value_at"]
 
@@ -72,6 +74,8 @@ def _tokens(pointer: str) -> list[str]:
 
 def _key(pointer: str, flat: Any) -> str:
     """The imprint key of a patch path: list indices of named elements become `name=<name>`."""
+    if _INDEX.search(pointer) is None:  # no list on the way: the pointer is the key, already escaped
+        return pointer[len(TEMPLATE_SPEC):] if pointer.startswith(TEMPLATE_SPEC) else pointer
     node, out = flat, []
     for token in _tokens(pointer):
         if type(node) is list and token.isdigit() and int(token) < len(node):
@@ -101,11 +105,18 @@ def _at(doc: Any, pointer: str) -> Any:
 def imprint_from_patch(received: dict[str, Any], flat: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
     set_: dict[str, Any] = {}
     replaced: dict[str, Any] = {}
-    for op in ops:
-        path = op["path"]
-        if path.startswith(_SKIPPED) or op["op"] == "remove":
+    search, skipped, prefix, cut = _INDEX.search, _SKIPPED, TEMPLATE_SPEC, len(TEMPLATE_SPEC)
+    for op in ops:  # the hot path of /mutate: most ops are adds of a new key, no list on the way
+        kind = op["op"]
+        if kind == "remove":
             continue
-        old = _at(received, path) if op["op"] == "replace" else _MISSING
+        path = op["path"]
+        if path.startswith(skipped):
+            continue
+        if kind == "add" and search(path) is None:
+            set_[path[cut:] if path.startswith(prefix) else path] = op["value"]
+            continue
+        old = _at(received, path) if kind == "replace" else _MISSING
         if old is _MISSING:
             set_[_key(path, flat)] = op["value"]
         else:
