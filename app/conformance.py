@@ -37,8 +37,12 @@ from app.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
     CLUSTER_PREFERENCE,
     CONTROLLER_REVISION,
+    DATA_SOURCE,
+    DATA_VOLUME,
     INSTANCETYPE,
+    PERSISTENT_VOLUME_CLAIM,
     PREFERENCE,
+    VOLUME_SNAPSHOT,
     InMemorySource,
 )
 
@@ -50,10 +54,10 @@ INPUT_KINDS = {
     "clusterPreferences": CLUSTER_PREFERENCE,
     "controllerRevisions": CONTROLLER_REVISION,
     # what inferFromVolume reads
-    "persistentVolumeClaims": "PersistentVolumeClaim",
-    "dataVolumes": "DataVolume",
-    "dataSources": "DataSource",
-    "volumeSnapshots": "VolumeSnapshot",
+    "persistentVolumeClaims": PERSISTENT_VOLUME_CLAIM,
+    "dataVolumes": DATA_VOLUME,
+    "dataSources": DATA_SOURCE,
+    "volumeSnapshots": VOLUME_SNAPSHOT,
 }
 # The members of a case, in the order they are checked and reported.
 MEMBERS = ("expectedInfer", "expectedMutate", "expected", "expectedValidate.instancetype", "domxml.expected",

@@ -16,10 +16,26 @@ CONTROLLER_REVISION = "ControllerRevision"
 KINDS = (INSTANCETYPE, CLUSTER_INSTANCETYPE, PREFERENCE, CLUSTER_PREFERENCE)
 CLUSTER_SCOPED = frozenset({CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE})
 
+# What `inferFromVolume` reads (all namespaced): core/v1, cdi.kubevirt.io/v1beta1, snapshot.storage.k8s.io/v1.
+PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+DATA_VOLUME = "DataVolume"
+DATA_SOURCE = "DataSource"
+VOLUME_SNAPSHOT = "VolumeSnapshot"
+VOLUME_KINDS = (PERSISTENT_VOLUME_CLAIM, DATA_VOLUME, DATA_SOURCE, VOLUME_SNAPSHOT)
+
+
+class KindNotServed(LookupError):
+    """Raised by `Source.get` when the API serving a kind is not installed (e.g. no CDI in the cluster).
+
+    Distinct from "the object does not exist" (None): the message names the missing API.
+    """
+
 
 class Source(Protocol):
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        """The object of `kind` (canonical) named `name`; `namespace` is ignored for cluster kinds."""
+        """The object of `kind` (canonical) named `name`; `namespace` is ignored for cluster kinds.
+
+        None when it does not exist; KindNotServed when the kind's API is not installed."""
 
     def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
         """The apps/v1 ControllerRevision `name` in `namespace`, or None."""

@@ -1,8 +1,10 @@
 """Applying a preference (spec 2.6) and the submission-time effects (spec 2.7)."""
 from __future__ import annotations
 
+import copy
+
 from app.kubevirt.preference.apply import apply_preference
-from app.kubevirt.preference.submission import apply_submission_preferences
+from app.kubevirt.preference.submission import with_submission_preferences
 
 
 def applied(pref, spec=None, metadata=None):
@@ -143,13 +145,27 @@ def test_annotations_fill_missing_keys_only():
 
 def test_submission_effects():
     vm = {"spec": {"template": {"spec": {"domain": {}}}, "dataVolumeTemplates": [
-        {"spec": {"pvc": {}, "storage": {"storageClassName": "mine"}}}]}}
-    apply_submission_preferences(vm, {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
-                                      "volumes": {"preferredStorageClassName": "fast"}})
-    assert vm["spec"]["template"]["spec"]["architecture"] == "arm64"
-    assert vm["spec"]["template"]["spec"]["domain"]["machine"] == {"type": "virt"}
-    assert vm["spec"]["dataVolumeTemplates"][0]["spec"] == {"pvc": {"storageClassName": "fast"},
-                                                           "storage": {"storageClassName": "mine"}}
-    untouched = {"spec": {"template": {"spec": {"architecture": "s390x"}}}}
-    apply_submission_preferences(untouched, {"preferredArchitecture": "arm64", "volumes": {"preferredStorageClassName": ""}})
-    assert untouched == {"spec": {"template": {"spec": {"architecture": "s390x"}}}}
+        {"spec": {"pvc": {}, "storage": {"storageClassName": "mine"}}}, {"spec": {"storage": {"storageClassName": None}}}]}}
+    before = copy.deepcopy(vm)
+    out = with_submission_preferences(vm, {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
+                                           "volumes": {"preferredStorageClassName": "fast"}})
+    assert vm == before  # never changed in place
+    assert out["spec"]["template"]["spec"]["architecture"] == "arm64"
+    assert out["spec"]["template"]["spec"]["domain"]["machine"] == {"type": "virt"}
+    assert out["spec"]["dataVolumeTemplates"] == [
+        {"spec": {"pvc": {"storageClassName": "fast"}, "storage": {"storageClassName": "mine"}}},
+        {"spec": {"storage": {"storageClassName": "fast"}}}]
+    untouched = {"spec": {"template": {"spec": {"architecture": "s390x", "domain": {"machine": {"type": "q35"}}}},
+                          "dataVolumeTemplates": [{"spec": {"storage": {"storageClassName": ""}}}]}}
+    prefs = {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
+             "volumes": {"preferredStorageClassName": "fast"}}
+    assert with_submission_preferences(untouched, prefs) is untouched  # set values (even "") are kept
+
+
+def test_submission_without_template_only_touches_data_volume_templates():
+    vm = {"spec": {"dataVolumeTemplates": [{"spec": {"pvc": {}}}]}}
+    out = with_submission_preferences(vm, {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
+                                           "volumes": {"preferredStorageClassName": "fast"}})
+    assert out == {"spec": {"dataVolumeTemplates": [{"spec": {"pvc": {"storageClassName": "fast"}}}]}}
+    assert with_submission_preferences(vm, {"preferredArchitecture": "arm64"}) is vm
+    assert with_submission_preferences(vm, None) is vm

@@ -1,0 +1,105 @@
+"""The VM mutator's instancetype stage (app.kubevirt.mutator): upstream's answers in the public cases
+(`expectedInfer`, `expectedMutate`, and `expected` after the stage), plus the stage's own rules."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from app.conformance import case_settings, case_source, first_difference, verdict_answer
+from app.kubevirt.causes import ExpandError
+from app.kubevirt.expand import expand
+from app.kubevirt.mutator import mutate_vm
+from app.kubevirt.source import InMemorySource
+from tests.shared_data import conformance_cases
+
+STAGE_CASES = [c for c in conformance_cases() if "expectedInfer" in c or "expectedMutate" in c]
+
+
+def stage(case: dict):
+    case_input = case["input"]
+    old = case_input.get("oldVm") if case_input.get("operation") == "UPDATE" else None
+    vm = copy.deepcopy(case_input["vm"])
+    mutation = mutate_vm(vm, old, case_source(case_input), case_settings(case_input))
+    assert vm == case_input["vm"], "the stage changed its input"
+    return mutation
+
+
+def test_the_public_set_has_stage_cases():
+    assert sum("expectedInfer" in c for c in STAGE_CASES) >= 13
+
+
+@pytest.mark.parametrize("case", [c for c in STAGE_CASES if "expectedInfer" in c], ids=lambda c: c["name"])
+def test_expected_infer(case):
+    mutation = stage(case)
+    answer = verdict_answer(mutation.verdict)
+    if mutation.vm is not None:
+        answer.update({k: mutation.vm["spec"][k] for k in ("instancetype", "preference") if k in mutation.vm["spec"]})
+    assert answer == case["expectedInfer"]
+
+
+@pytest.mark.parametrize("case", [c for c in STAGE_CASES if "expectedMutate" in c], ids=lambda c: c["name"])
+def test_expected_mutate(case):
+    assert verdict_answer(stage(case).verdict) == case["expectedMutate"]
+
+
+@pytest.mark.parametrize("case", STAGE_CASES, ids=lambda c: c["name"])
+def test_expected_after_the_stage(case):
+    mutation, expected = stage(case), case["expected"]
+    if mutation.vm is None:
+        assert expected["kind"] == "mutate"
+        assert (expected["error"], expected["status"]["code"]) == (mutation.verdict.message, mutation.verdict.code)
+        return
+    try:
+        ours = {"vm": expand(mutation.vm, case_source(case["input"]), case_settings(case["input"]))}
+    except ExpandError as exc:
+        ours = {"kind": exc.kind, "error": exc.message}
+    if "vm" in expected:
+        assert "vm" in ours, ours
+        assert first_difference(ours["vm"], expected["vm"], "vm") is None
+    else:
+        assert (ours.get("kind"), ours.get("error")) == (expected["kind"], expected["error"])
+
+
+PREF = {"kind": "VirtualMachineClusterPreference", "metadata": {"name": "p"},
+        "spec": {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
+                 "volumes": {"preferredStorageClassName": "fast"}}}
+
+
+def test_named_preference_writes_arch_machine_and_storage_class():
+    vm = {"metadata": {"name": "v", "namespace": "ns"}, "spec": {
+        "preference": {"name": "p"}, "template": {"spec": {"domain": {}}},
+        "dataVolumeTemplates": [{"metadata": {"name": "d"}, "spec": {"storage": {}}}]}}
+    out = mutate_vm(vm, source=InMemorySource([PREF])).vm
+    assert out["spec"]["template"]["spec"]["architecture"] == "arm64"
+    assert out["spec"]["template"]["spec"]["domain"]["machine"] == {"type": "virt"}
+    assert out["spec"]["dataVolumeTemplates"][0]["spec"]["storage"] == {"storageClassName": "fast"}
+
+
+@pytest.mark.parametrize("preference", [{"name": "missing"}, {"name": "p", "kind": "bogus"}, {"name": "p", "revisionName": "gone"}])
+def test_a_preference_that_does_not_resolve_is_no_preference_here(preference):
+    vm = {"metadata": {"name": "v"}, "spec": {"preference": preference, "template": {"spec": {"domain": {}}}}}
+    mutation = mutate_vm(vm, source=InMemorySource([PREF]))
+    assert mutation.verdict.allowed and mutation.vm is vm
+
+
+def test_request_namespace_is_used_when_the_vm_has_none():
+    pvc = {"kind": "PersistentVolumeClaim", "metadata": {"name": "disk", "namespace": "team",
+                                                          "labels": {"instancetype.kubevirt.io/default-instancetype": "x"}}}
+    vm = {"metadata": {"name": "v"}, "spec": {"instancetype": {"inferFromVolume": "root"}, "template": {"spec": {
+        "volumes": [{"name": "root", "persistentVolumeClaim": {"claimName": "disk"}}]}}}}
+    assert not mutate_vm(vm, source=InMemorySource([pvc])).verdict.allowed
+    mutation = mutate_vm(vm, source=InMemorySource([pvc]), namespace="team")
+    assert mutation.vm["spec"]["instancetype"] == {"name": "x"}
+    assert "namespace" not in mutation.vm["metadata"]  # looked up there, not written
+    assert [i.to_dict() for i in mutation.inferred] == [
+        {"volume": "root", "kind": "PersistentVolumeClaim", "namespace": "team", "name": "disk"}]
+
+
+def test_inference_failure_is_a_400_with_the_message():
+    vm = {"metadata": {"name": "v", "namespace": "n"}, "spec": {"instancetype": {"inferFromVolume": "root"},
+                                                              "template": {"spec": {"volumes": []}}}}
+    mutation = mutate_vm(vm)
+    assert mutation.vm is None
+    assert verdict_answer(mutation.verdict) == {"allowed": False, "code": 400,
+                                                "message": "unable to find volume root to infer defaults"}
