@@ -3,7 +3,9 @@
     instancetype-webhook expand -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [-o yaml|json] [--diff]
 
 Inputs are files or stdin (`-f -`), multi-document YAML or JSON. The document of kind VirtualMachine is
-the VM; instance types, preferences and ControllerRevisions are reference objects. The bundled
+the VM; instance types, preferences and ControllerRevisions are reference objects, and so are the
+PersistentVolumeClaims, DataVolumes, DataSources and VolumeSnapshots that `inferFromVolume` reads (the VM
+first goes through the VM mutating webhook's instancetype stage, as in a cluster). The bundled
 common-instancetypes catalogue is consulted too; objects given with -f take precedence, and
 --catalog DIR replaces the bundled catalogue.
 
@@ -22,8 +24,9 @@ import orjson
 import yaml
 
 from app.cli.inputs import InputError, build_source, read_subject
-from app.kubevirt.causes import ExpandError
+from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.expand import expand
+from app.kubevirt.mutator import mutate_vm
 from app.sources.catalog import CatalogError
 
 VM_KIND = "VirtualMachine"
@@ -56,8 +59,14 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2
+    stage = mutate_vm(vm, None, source, settings)  # as virt-api's VM mutator: matchers, inferFromVolume, ...
+    if stage.vm is None:
+        print_verdict(stage.verdict, err)
+        return 1
+    for warning in stage.verdict.warnings:
+        print(f"warning: {warning}", file=err)
     try:
-        flat = expand(vm, source, settings)
+        flat = expand(stage.vm, source, settings)
     except ExpandError as exc:
         print_rejection(exc, err)
         return 1
@@ -87,6 +96,14 @@ def render(vm: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return orjson.dumps(vm, option=orjson.OPT_INDENT_2).decode() + "\n"
     return yaml.safe_dump(vm, sort_keys=False, default_flow_style=False)
+
+
+def print_verdict(verdict: Verdict, err: TextIO) -> None:
+    """A denial of the VM mutating webhook's instancetype stage (matcher checks, inferFromVolume)."""
+    print(f"rejected (mutate, {verdict.code}): {verdict.message}", file=err)
+    for cause in verdict.causes:
+        field = f" {cause.field}" if cause.field else ""
+        print(f"  - {cause.reason}{field}: {cause.message}", file=err)
 
 
 def print_rejection(exc: ExpandError, err: TextIO) -> None:

@@ -14,11 +14,11 @@ import sys
 from typing import Any, TextIO
 
 from app.cli.inputs import InputError, build_source, read_inputs
-from app.kubevirt.admission import admit_object, reject, validate_vm
+from app.kubevirt.admission import admit_object, validate_vm
 from app.kubevirt.causes import Verdict
-from app.kubevirt.matchers import validate_matchers
+from app.kubevirt.mutator import mutate_vm
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
-from app.sources.catalog import CatalogError, is_reference_object
+from app.sources.catalog import CatalogError, is_reference_object, is_volume_object
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,10 +41,14 @@ def _name(obj: dict[str, Any]) -> str:
 
 
 def check_vm(vm: dict[str, Any], source, settings: ClusterSettings = DEFAULT_SETTINGS) -> Verdict:
-    causes = validate_matchers(vm)
-    if causes:
-        return reject(causes)
-    return validate_vm(vm, source, settings)
+    """The VM mutating webhook's instancetype stage (matchers, inferFromVolume, ...), then the validator
+    on the VM as that stage leaves it (what the API server hands the validating webhook)."""
+    stage = mutate_vm(vm, None, source, settings)
+    if stage.vm is None:
+        return stage.verdict
+    verdict = validate_vm(stage.vm, source, settings)
+    verdict.warnings = [*stage.verdict.warnings, *verdict.warnings]
+    return verdict
 
 
 def subjects(inputs) -> list[tuple[dict[str, Any], str]]:
@@ -52,7 +56,8 @@ def subjects(inputs) -> list[tuple[dict[str, Any], str]]:
     if inputs.vms:
         return [(vm, "vm") for vm in inputs.vms]
     _, first = inputs.files[0]
-    return [(obj, "object") for obj in first if is_reference_object(obj) and obj.get("kind") != "ControllerRevision"]
+    return [(obj, "object") for obj in first
+            if is_reference_object(obj) and obj.get("kind") != "ControllerRevision" and not is_volume_object(obj)]
 
 
 def render_text(name: str, verdict: Verdict, out: TextIO) -> None:

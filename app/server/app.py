@@ -183,19 +183,24 @@ def preview(vm: Any, ctx: ReviewContext, namespace: str | None, instancetype: st
     """VM in -> flat VM, JSONPatch, validation causes and (when it can be made) the domain XML.
     With `instancetype` and/or `preference` ([KIND/]NAME): the flat VM given a new size (preview_resize)."""
     from app.kubevirt.admission import validate_vm
+    from app.kubevirt.mutator import mutate_vm
 
     if type(vm) is not dict or type(vm.get("spec")) is not dict:
         raise rv.ReviewError("", "body must be a VirtualMachine object with a spec")
     ns = namespace or namespace_of({}, vm)
     if instancetype is not None or preference is not None:
         return preview_resize(vm, ctx, ns, instancetype, preference)
-    verdict = validate_vm(with_namespace(vm, ns), ctx.source, ctx.cluster)
+    stage = mutate_vm(vm, None, ctx.source, ctx.cluster, namespace=ns)  # inferFromVolume etc., as /mutate
+    if stage.vm is None:
+        return {"allowed": False, "message": stage.verdict.message,
+                "conflicts": [c.to_dict() for c in stage.verdict.causes], "warnings": []}
+    verdict = validate_vm(with_namespace(stage.vm, ns), ctx.source, ctx.cluster)
     out: dict[str, Any] = {
         "allowed": verdict.allowed, "message": verdict.message,
-        "conflicts": [c.to_dict() for c in verdict.causes], "warnings": verdict.warnings,
+        "conflicts": [c.to_dict() for c in verdict.causes], "warnings": [*stage.verdict.warnings, *verdict.warnings],
     }
     try:
-        flat = flatten(vm, ns, ctx)
+        flat = flatten(stage.vm, ns, ctx, {i.matcher: i.to_dict() for i in stage.inferred})
     except ExpandError as exc:
         out["error"] = {"kind": exc.kind, "message": exc.message, "causes": [c.to_dict() for c in exc.causes]}
         return out
@@ -203,7 +208,7 @@ def preview(vm: Any, ctx: ReviewContext, namespace: str | None, instancetype: st
     from app.patch import make_patch
 
     # what flattening changes in the guest, as /mutate reports it (or keeps it, under --preserve-guest)
-    flat, guest = review_guest(with_namespace(vm, ns), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
+    flat, guest = review_guest(with_namespace(stage.vm, ns), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
     out["warnings"] = [*out["warnings"], *guest]
     out["vm"] = flat
     out["patch"] = make_patch(vm, flat)

@@ -8,8 +8,15 @@ message naming the missing object, since it cannot be flattened (this wins over 
 ignores missing objects); otherwise the validator's causes, else the expansion's conflict causes. Anything that is not a VM
 CREATE/UPDATE is allowed untouched.
 
-Before any of that, under every policy, the matchers are validated as upstream's VM mutator does first
-(spec 3.5; UPDATE compares with `oldObject`): a bad matcher is a 422 with its causes. The validation
+Before any of that, under every policy, the VM goes through upstream's VM mutator instancetype stage
+(`app.kubevirt.mutator.mutate_vm`): the matcher checks (spec 3.5; UPDATE compares with `oldObject`; a bad
+matcher is a 422 with its causes), `inferFromVolume` (a failure is a 400 with upstream's message), and the
+preferred architecture, machine type and DataVolumeTemplate storage class. Everything after works on the
+VM as the stage leaves it. When the VM keeps its references (`reference`, or `expand` on an UPDATE of a
+captured VM) nothing is patched: virt-api's own VM mutator makes the stage's changes (the stage ran here
+so that a failure is answered with upstream's message). When it is flattened, the JSONPatch goes from the
+VM as received to the flat VM, whose provenance annotation says which matchers were inferred, from which
+volume and object (README "inferFromVolume" explains both orders of the two webhooks). The validation
 and the expansion run in one pass (`app.kubevirt.review.check_and_expand`, the same answers as
 validate_vm then expand).
 """
@@ -47,34 +54,45 @@ def expansion_denial(exc: ExpandError, policy: str) -> Verdict:
     return rv.deny(message, 400, exc.causes)
 
 
-def flatten(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, Any]:
+Inferred = dict[str, dict[str, str]]  # matcher -> {"volume", "kind", "namespace", "name"} (inferFromVolume)
+
+
+def flatten(vm: dict[str, Any], namespace: str, ctx: ReviewContext, inferred: Inferred | None = None) -> dict[str, Any]:
     """The flat VM (raises ExpandError), with the provenance annotation when enabled."""
     from app.kubevirt.expand import expand
 
-    return finish_flat(vm, expand(with_namespace(vm, namespace), ctx.source, ctx.cluster), namespace, ctx)
+    return finish_flat(vm, expand(with_namespace(vm, namespace), ctx.source, ctx.cluster), namespace, ctx, inferred)
 
 
-def finish_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, Any]:
+def finish_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: ReviewContext,
+                inferred: Inferred | None = None) -> dict[str, Any]:
     """The expansion as stored: no namespace the VM did not carry, plus the provenance annotation."""
-    return stored_flat(vm, flat, namespace, ctx)[0]
+    return stored_flat(vm, flat, namespace, ctx, inferred=inferred)[0]
 
 
 def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": obj["metadata"]} if "metadata" in obj else {}
 
 
-def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str,
-                ctx: ReviewContext) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """finish_flat and the JSONPatch from `vm` to it. The provenance annotation records the imprint
-    (what flattening wrote, `app.kubevirt.imprint`), read from the same patch."""
+def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: ReviewContext,
+                received: dict[str, Any] | None = None,
+                inferred: Inferred | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """finish_flat and the JSONPatch from `received` (default `vm`) to it.
+
+    `vm` is the VM the expansion started from, as the mutator stage left it (`received` is the VM as the
+    API server sent it). The provenance annotation records the imprint (what flattening wrote into `vm`,
+    `app.kubevirt.imprint`; what the stage wrote, such as the preferred architecture, stays the VM's own
+    as upstream stores it on a referencing VM) and which matchers were `inferred`, from which volume."""
     if not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace")) and type(flat.get("metadata")) is dict:
         flat = {**flat, "metadata": {k: v for k, v in flat["metadata"].items() if k != "namespace"}}
     ops = make_patch(vm, flat)
     if ctx.provenance:
-        value = provenance(vm, namespace, ctx.source, imprint_from_patch(vm, flat, ops))
+        value = provenance(vm, namespace, ctx.source, imprint_from_patch(vm, flat, ops), inferred)
         annotated = with_annotation(flat, PROVENANCE_KEY, value)
         ops = [*make_patch(_metadata(vm), _metadata(annotated)), *ops]
         flat = annotated
+    if received is not None and received is not vm:  # the stage changed the VM: patch what was received
+        ops = make_patch(received, flat)
     return flat, ops
 
 
@@ -92,8 +110,8 @@ def refusal(verdict: Verdict, exc: ExpandError | None, policy: str) -> Verdict |
 class VMAnswer:
     """What /mutate answers for one VM write, before it is wrapped in an AdmissionReview response.
 
-    `action`: "deny" (verdict holds the causes), "allow" (kept as is) or "patch" (ops turn the VM into
-    `flat`). Audit and sweep (app/fleet/) decide through this same function, so they cannot disagree.
+    `action`: "deny" (verdict holds the causes), "allow" (kept as is) or "patch" (ops turn the VM as
+    received into `flat`, its expansion after the mutator stage, e.g. with inferred matchers). Audit and sweep (app/fleet/) decide through this same function, so they cannot disagree.
     """
 
     action: str
@@ -108,27 +126,37 @@ class VMAnswer:
 def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str, namespace: str,
               ctx: ReviewContext) -> VMAnswer:
     """The /mutate decision for a VM CREATE or UPDATE (`old_vm` on UPDATE), without the review envelope."""
-    # upstream's VM mutator instancetype stage first: matcher checks (spec 3.5), inferFromVolume
-    stage = mutate_vm(vm, old_vm if operation == "UPDATE" else None, ctx.source, ctx.cluster)
+    # upstream's VM mutator instancetype stage first, under every policy: matcher checks (spec 3.5),
+    # inferFromVolume, the preferred architecture / machine type / DataVolumeTemplate storage class
+    stage = mutate_vm(vm, old_vm if operation == "UPDATE" else None, ctx.source, ctx.cluster, namespace=namespace)
     if not stage.verdict.allowed:
-        return VMAnswer("deny", stage.verdict, ctx.policy, "matchers")
-    decision = decide(ctx.policy, operation, vm, old_vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
+        return VMAnswer("deny", stage.verdict, ctx.policy, "matchers" if stage.verdict.code == 422 else "inference")
+    staged = stage.vm
+    decision = decide(ctx.policy, operation, staged, old_vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
+    warnings = [*stage.verdict.warnings, *decision.warnings]
     if not decision.expand:
-        return VMAnswer("allow", Verdict.allow(decision.warnings), decision.policy, decision.why)
+        # Nothing is written when the VM keeps its references: virt-api's own mutator makes exactly the
+        # stage's changes (README "inferFromVolume": the two webhooks in either order).
+        return VMAnswer("allow", Verdict.allow(warnings), decision.policy, decision.why)
 
-    if operation == "UPDATE" and matchers_changed(vm, old_vm):  # naming a new size: app/server/resize.py
+    if operation == "UPDATE" and matchers_changed(staged, old_vm):  # naming a new size: app/server/resize.py
         from app.server.resize import resize_answer
 
-        return resize_answer(vm, old_vm, namespace, decision, ctx)
+        answer = resize_answer(staged, old_vm, namespace, decision, ctx)
+        if answer.flat is not None and staged is not vm:  # the patch goes from the VM as received
+            answer.ops = make_patch(vm, answer.flat)
+            answer.action = "patch" if answer.ops else "allow"
+        return answer
     # validate_vm and expand in one pass (app.kubevirt.review): the same answers, half the work
-    verdict, flat, exc = check_and_expand(with_namespace(vm, namespace), ctx.source, ctx.cluster)
+    verdict, flat, exc = check_and_expand(with_namespace(staged, namespace), ctx.source, ctx.cluster)
     denied = refusal(verdict, exc, decision.policy)
     if denied is not None:
         return VMAnswer("deny", denied, decision.policy, decision.why, error=exc)
     # what flattening changes in the guest: a warning per device, or (--preserve-guest) kept in the flat VM
-    flat, guest = review_guest(with_namespace(vm, namespace), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
-    flat, ops = stored_flat(vm, flat, namespace, ctx)
-    allowed = Verdict.allow([*decision.warnings, *verdict.warnings, *guest])
+    flat, guest = review_guest(with_namespace(staged, namespace), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
+    flat, ops = stored_flat(staged, flat, namespace, ctx, received=vm,
+                            inferred={i.matcher: i.to_dict() for i in stage.inferred})
+    allowed = Verdict.allow([*warnings, *verdict.warnings, *guest])
     return VMAnswer("patch" if ops else "allow", allowed, decision.policy, decision.why, ops, flat)
 
 

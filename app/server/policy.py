@@ -119,11 +119,14 @@ def matcher_kind(matcher: dict[str, Any], instancetype: bool) -> str | None:
     return (_INSTANCETYPE_KINDS if instancetype else _PREFERENCE_KINDS).get(kind.lower())
 
 
-def provenance(vm: dict[str, Any], namespace: str, source: Any, imprint: dict[str, Any] | None = None) -> str:
+def provenance(vm: dict[str, Any], namespace: str, source: Any, imprint: dict[str, Any] | None = None,
+               inferred: dict[str, dict[str, str]] | None = None) -> str:
     """The provenance annotation value: what was inlined, as compact JSON.
 
     Per matcher: kind and name, plus `revision` when `revisionName` pinned a ControllerRevision,
-    otherwise the live object's `uid` and `generation` (as the source saw them). Then the imprint
+    otherwise the live object's `uid` and `generation` (as the source saw them). A matcher that
+    `inferFromVolume` resolved also has `inferredFrom`: the volume and the object whose labels named it
+    (`{"volume", "kind", "namespace", "name"}`, from `inferred`). Then the imprint
     (`set`, `replaced`: what flattening wrote, app/kubevirt/imprint.py), which a resize takes out.
     """
     spec = _dict(vm.get("spec"))
@@ -134,8 +137,8 @@ def provenance(vm: dict[str, Any], namespace: str, source: Any, imprint: dict[st
             continue
         kind = matcher_kind(matcher, is_it) or str(matcher.get("kind"))
         entry: dict[str, Any] = {"kind": kind, "name": matcher.get("name", "")}
-        if matcher.get("inferFromVolume"):
-            entry["inferFromVolume"] = matcher["inferFromVolume"]
+        if inferred and key in inferred:
+            entry["inferredFrom"] = inferred[key]
         if matcher.get("revisionName"):
             entry["revision"] = matcher["revisionName"]
         elif entry["name"]:

@@ -1,4 +1,9 @@
-"""A Source over YAML/JSON files: a directory of manifests, or the bundled catalogue by default."""
+"""A Source over YAML/JSON files: a directory of manifests, or the bundled catalogue by default.
+
+Reference objects are the instance type and preference kinds, ControllerRevisions, and what
+`inferFromVolume` reads: PersistentVolumeClaims (v1), DataVolumes and DataSources (cdi.kubevirt.io),
+VolumeSnapshots (snapshot.storage.k8s.io); anything else in a file is not part of the source.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,11 +12,23 @@ from typing import Any, Iterable, Iterator
 import yaml
 
 from app.catalog import CATALOG_DIR
-from app.kubevirt.source import CONTROLLER_REVISION, KINDS, InMemorySource
+from app.kubevirt.source import (
+    CONTROLLER_REVISION,
+    DATA_SOURCE,
+    DATA_VOLUME,
+    KINDS,
+    PERSISTENT_VOLUME_CLAIM,
+    VOLUME_KINDS,
+    VOLUME_SNAPSHOT,
+    InMemorySource,
+)
 from app.sources.compact import compact
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-LIST_KINDS = frozenset(f"{kind}List" for kind in (*KINDS, CONTROLLER_REVISION)) | {"List"}
+LIST_KINDS = frozenset(f"{kind}List" for kind in (*KINDS, CONTROLLER_REVISION, *VOLUME_KINDS)) | {"List"}
+# the API group of each volume kind (a same-named kind of another group is not one of them)
+VOLUME_GROUPS = {PERSISTENT_VOLUME_CLAIM: "", DATA_VOLUME: "cdi.kubevirt.io", DATA_SOURCE: "cdi.kubevirt.io",
+                 VOLUME_SNAPSHOT: "snapshot.storage.k8s.io"}
 
 
 class CatalogError(ValueError):
@@ -35,8 +52,16 @@ def iter_documents(text: str, origin: str = "<input>") -> Iterator[dict[str, Any
             yield doc
 
 
+def is_volume_object(obj: dict[str, Any]) -> bool:
+    """A PVC, DataVolume, DataSource or VolumeSnapshot (by kind, and by group when apiVersion is given)."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if kind not in VOLUME_GROUPS:
+        return False
+    return not isinstance(api_version, str) or not api_version or api_version.rpartition("/")[0] == VOLUME_GROUPS[kind]
+
+
 def is_reference_object(obj: dict[str, Any]) -> bool:
-    return obj.get("kind") in KINDS or obj.get("kind") == CONTROLLER_REVISION
+    return obj.get("kind") in KINDS or obj.get("kind") == CONTROLLER_REVISION or is_volume_object(obj)
 
 
 def manifest_files(directory: Path) -> list[Path]:

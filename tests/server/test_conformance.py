@@ -1,9 +1,12 @@
 """Every public conformance case as AdmissionReviews against the real server (uvicorn, TLS, 127.0.0.1).
 
-- /validate answers `expectedValidate.instancetype` (allowed, code, message, causes).
-- /mutate under `expand`: applying the returned JSONPatch (jsonpatch library) to the submitted VM
+- /validate answers `expectedValidate.instancetype` (allowed, code, message, causes). In cases that go
+  through the VM mutating webhook first (`expectedInfer`, `expectedMutate`), /validate gets the VM as
+  that stage leaves it, as the API server would send it.
+- /mutate under `expandAll` (`expand` for a CREATE): applying the returned JSONPatch (jsonpatch library) to the submitted VM
   gives exactly `expected.vm` (plus our provenance annotation, checked separately); a case the
-  validator refuses, or whose expansion fails, is denied and nothing is patched.
+  validator refuses, or whose expansion fails, is denied and nothing is patched. A case the mutating
+  webhook denies (inference, matcher checks) is denied with upstream's code and message.
 
 The cases' objects are served from catalogue directories; cases whose objects clash (same name,
 different content) or that expect a name to be missing go to different servers.
@@ -24,7 +27,10 @@ from app.server.policy import PROVENANCE_KEY
 from tests.conftest import conformance_cases
 from tests.server.harness import review, serve
 
-OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences")
+OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences", "controllerRevisions",
+               "persistentVolumeClaims", "dataVolumes", "dataSources", "volumeSnapshots")
+NAMESPACED_KEYS = ("instancetypes", "preferences", "controllerRevisions", "persistentVolumeClaims", "dataVolumes", "dataSources",
+                   "volumeSnapshots")
 CASES = conformance_cases()
 
 
@@ -34,7 +40,7 @@ def _objects(case: dict) -> dict[tuple[str, str, str], dict]:
     for key in OBJECT_KEYS:
         for obj in case["input"].get(key) or []:
             obj = copy.deepcopy(obj)
-            scoped = key in ("instancetypes", "preferences")
+            scoped = key in NAMESPACED_KEYS
             if scoped:
                 obj["metadata"].setdefault("namespace", ns)
             out[(obj["kind"], obj["metadata"].get("namespace", "") if scoped else "", obj["metadata"]["name"])] = obj
@@ -97,10 +103,34 @@ def _check_validate(case: dict, resp: dict) -> list[str]:
     return problems
 
 
+def _stage_answer(case: dict) -> dict | None:
+    """The mutating webhook's answer when the case pins it (`expectedInfer` / `expectedMutate`)."""
+    return case.get("expectedInfer") or case.get("expectedMutate")
+
+
+def _staged_vm(case: dict) -> dict:
+    """The VM the API server hands to /validate: as the mutating webhook's instancetype stage leaves it."""
+    from app.conformance import case_settings, case_source
+    from app.kubevirt.mutator import mutate_vm
+
+    vm = case["input"]["vm"]
+    if _stage_answer(case) is None:
+        return vm
+    old = case["input"].get("oldVm") if case["input"].get("operation") == "UPDATE" else None
+    mutation = mutate_vm(vm, old, case_source(case["input"]), case_settings(case["input"]))
+    return mutation.vm if mutation.vm is not None else vm
+
+
 def _check_mutate(case: dict, resp: dict) -> list[str]:
     vm = case["input"]["vm"]
     exp_validate = case["expectedValidate"]["instancetype"]
     expected = case["expected"]
+    stage = _stage_answer(case)
+    if stage is not None and not stage["allowed"]:
+        status = resp.get("status") or {}
+        if resp["allowed"] or "patch" in resp or (status.get("code"), status.get("message")) != (stage["code"], stage["message"]):
+            return [f"expected the mutating webhook's denial {stage}, got {resp}"]
+        return []
     if not exp_validate["allowed"] or "error" in expected:
         problems = []
         if resp["allowed"]:
@@ -128,10 +158,16 @@ def _check_mutate(case: dict, resp: dict) -> list[str]:
     if not annotations and "annotations" not in vm["metadata"]:
         del patched["metadata"]["annotations"]
     spec = vm["spec"]
-    if "instancetype" in spec:
-        name = spec["instancetype"]["name"]
-        if provenance["instancetype"]["name"] != name:
-            problems.append(f"provenance {provenance} does not name {name}")
+    for key in ("instancetype", "preference"):
+        if key not in spec:
+            continue
+        if spec[key].get("inferFromVolume"):
+            inferred = (stage or {}).get(key)
+            if inferred is not None and (provenance[key]["name"] != inferred["name"]
+                                         or provenance[key]["inferredFrom"]["volume"] != spec[key]["inferFromVolume"]):
+                problems.append(f"provenance {provenance} does not record {key} {inferred} inferred")
+        elif provenance[key]["name"] != spec[key]["name"]:
+            problems.append(f"provenance {provenance} does not name {spec[key]['name']}")
     if patched != expected["vm"]:
         problems.append(f"patched VM != expected.vm: ops {ops}")
     return problems
@@ -148,11 +184,17 @@ def test_conformance_over_https(tmp_path: Path, group: int) -> None:
     for i, obj in enumerate(pool.values()):
         (catalog / f"{i:04d}.json").write_bytes(orjson.dumps(obj))
     failures: dict[str, list[str]] = {}
-    with serve(tmp_path, "--policy", "expand", "--catalog", str(catalog)) as server, server.client() as client:
+    # expandAll: CREATE as under expand; an UPDATE is flattened too, even of a VM whose stored status holds a
+    # controllerRevisionRef (expand would keep that one referencing), so `expected` applies to every case
+    with serve(tmp_path, "--policy", "expandAll", "--catalog", str(catalog)) as server, server.client() as client:
         for case in members:
             vm = case["input"]["vm"]
-            problems = _check_validate(case, _post(client, "/validate", review(vm)))
-            problems += _check_mutate(case, _post(client, "/mutate", review(vm)))
+            operation, old = case["input"].get("operation", "CREATE"), case["input"].get("oldVm")
+            stage = _stage_answer(case)
+            problems = []
+            if stage is None or stage["allowed"]:  # the API server calls /validate only after admission so far
+                problems += _check_validate(case, _post(client, "/validate", review(_staged_vm(case), operation, old=old)))
+            problems += _check_mutate(case, _post(client, "/mutate", review(vm, operation, old=old)))
             if problems:
                 failures[case["name"]] = problems
     assert not failures, json.dumps(failures, indent=1)[:6000]
