@@ -37,12 +37,15 @@ class Mutation(NamedTuple):
     """The mutating webhook's verdict, and the VM as its instancetype stage leaves it (None when denied).
 
     `inferred` says which matchers `inferFromVolume` resolved, from which volume and object (for the
-    provenance annotation); `verdict.warnings` mention a failure that `Ignore` swallowed.
+    provenance annotation); `verdict.warnings` mention a failure that `Ignore` swallowed. `matched` is
+    the VM after the matcher checks and inference, before the preference's submission-time values
+    (what flattening's imprint is measured from, so that a resize rewrites those values too).
     """
 
     verdict: Verdict
     vm: dict[str, Any] | None
     inferred: tuple[Inferred, ...] = ()
+    matched: dict[str, Any] | None = None
 
 
 def mutate_vm(
@@ -66,7 +69,7 @@ def mutate_vm(
     except InferenceError as exc:
         return Mutation(error(exc.message), None)
     mutated = with_submission_preferences(inference.vm, _preference_spec(inference.vm, namespace, source))
-    return Mutation(Verdict.allow(inference.warnings), mutated, inference.inferred)
+    return Mutation(Verdict.allow(inference.warnings), mutated, inference.inferred, inference.vm)
 
 
 def _namespace(vm: Mapping[str, Any], namespace: str | None, source: Source) -> str:

@@ -79,10 +79,10 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
                 inferred: Inferred | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """finish_flat and the JSONPatch from `received` (default `vm`) to it.
 
-    `vm` is the VM the expansion started from, as the mutator stage left it (`received` is the VM as the
-    API server sent it). The provenance annotation records the imprint (what flattening wrote into `vm`,
-    `app.kubevirt.imprint`; what the stage wrote, such as the preferred architecture, stays the VM's own
-    as upstream stores it on a referencing VM) and which matchers were `inferred`, from which volume."""
+    `vm` is the VM flattening is measured from: after the mutator stage's matcher checks and inference
+    (`Mutation.matched`; `received` is the VM as the API server sent it). The provenance annotation
+    records the imprint (what flattening and the preference wrote into `vm`, `app.kubevirt.imprint`, so
+    that a resize can take it out) and which matchers were `inferred`, from which volume and object."""
     if not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace")) and type(flat.get("metadata")) is dict:
         flat = {**flat, "metadata": {k: v for k, v in flat["metadata"].items() if k != "namespace"}}
     ops = make_patch(vm, flat)
@@ -104,6 +104,14 @@ def refusal(verdict: Verdict, exc: ExpandError | None, policy: str) -> Verdict |
     if exc is not None and (verdict.allowed or exc.kind in ("notFound", "badRequest")):
         return expansion_denial(exc, policy)
     return None if verdict.allowed and exc is None else verdict
+
+
+def with_stage_volumes(flat: dict[str, Any], staged: dict[str, Any], matched: dict[str, Any]) -> dict[str, Any]:
+    """`flat` with the DataVolumeTemplates the mutator stage wrote (preferredStorageClassName)."""
+    templates = staged["spec"].get("dataVolumeTemplates")
+    if templates is matched["spec"].get("dataVolumeTemplates") or type(flat.get("spec")) is not dict:
+        return flat
+    return {**flat, "spec": {**flat["spec"], "dataVolumeTemplates": templates}}
 
 
 @dataclass
@@ -131,7 +139,7 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     stage = mutate_vm(vm, old_vm if operation == "UPDATE" else None, ctx.source, ctx.cluster, namespace=namespace)
     if not stage.verdict.allowed:
         return VMAnswer("deny", stage.verdict, ctx.policy, "matchers" if stage.verdict.code == 422 else "inference")
-    staged = stage.vm
+    staged, matched = stage.vm, stage.matched or stage.vm
     decision = decide(ctx.policy, operation, staged, old_vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
     warnings = [*stage.verdict.warnings, *decision.warnings]
     if not decision.expand:
@@ -142,19 +150,24 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     if operation == "UPDATE" and matchers_changed(staged, old_vm):  # naming a new size: app/server/resize.py
         from app.server.resize import resize_answer
 
-        answer = resize_answer(staged, old_vm, namespace, decision, ctx)
-        if answer.flat is not None and staged is not vm:  # the patch goes from the VM as received
+        # measured from the VM before the preference's submission-time values, like a fresh flattening
+        answer = resize_answer(matched, old_vm, namespace, decision, ctx, {i.matcher: i.to_dict() for i in stage.inferred})
+        if answer.flat is not None and matched is not vm:  # the patch goes from the VM as received
             answer.ops = make_patch(vm, answer.flat)
             answer.action = "patch" if answer.ops else "allow"
         return answer
     # validate_vm and expand in one pass (app.kubevirt.review): the same answers, half the work
-    verdict, flat, exc = check_and_expand(with_namespace(staged, namespace), ctx.source, ctx.cluster)
+    # Expanded from the VM after inference: the expansion writes the preferred architecture and machine
+    # type itself (same values, its own key order, as a resize re-expands); only the DataVolumeTemplates'
+    # storage class is the stage's alone, so it is taken from the stage's VM.
+    verdict, flat, exc = check_and_expand(with_namespace(matched, namespace), ctx.source, ctx.cluster)
     denied = refusal(verdict, exc, decision.policy)
     if denied is not None:
         return VMAnswer("deny", denied, decision.policy, decision.why, error=exc)
     # what flattening changes in the guest: a warning per device, or (--preserve-guest) kept in the flat VM
-    flat, guest = review_guest(with_namespace(staged, namespace), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
-    flat, ops = stored_flat(staged, flat, namespace, ctx, received=vm,
+    flat, guest = review_guest(with_namespace(matched, namespace), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
+    flat = with_stage_volumes(flat, staged, matched)
+    flat, ops = stored_flat(matched, flat, namespace, ctx, received=vm,
                             inferred={i.matcher: i.to_dict() for i in stage.inferred})
     allowed = Verdict.allow([*warnings, *verdict.warnings, *guest])
     return VMAnswer("patch" if ops else "allow", allowed, decision.policy, decision.why, ops, flat)

@@ -19,8 +19,10 @@ from app.server.policy import Decision
 
 
 def resize_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: str, ctx: ReviewContext,
-              policy: str = "expand") -> tuple[Resized, Verdict | None, dict[str, Any] | None]:
-    """(the core's answer, the denial or None, the VM as it would be stored)."""
+              policy: str = "expand", inferred: dict[str, dict[str, str]] | None = None,
+              ) -> tuple[Resized, Verdict | None, dict[str, Any] | None]:
+    """(the core's answer, the denial or None, the VM as it would be stored); `inferred`: the matchers
+    inferFromVolume resolved (for the provenance annotation)."""
     result = resize(with_namespace(vm, namespace), ctx.source, ctx.cluster, old_vm=old_vm,
                     handwritten=ctx.resize_handwritten)
     verdict, flat, exc = result.checked
@@ -29,13 +31,13 @@ def resize_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: str,
         return result, denied, None
     # the unflattened VM with the submitted metadata (the namespace only if the VM carried it)
     base = {**result.base, "metadata": vm["metadata"]} if "metadata" in vm else result.base
-    stored, _ = stored_flat(base, flat, namespace, ctx)
+    stored, _ = stored_flat(base, flat, namespace, ctx, inferred=inferred)
     return result, None, stored
 
 
 def resize_answer(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: str, decision: Decision,
-                  ctx: ReviewContext) -> VMAnswer:
-    result, denied, stored = resize_vm(vm, old_vm, namespace, ctx, decision.policy)
+                  ctx: ReviewContext, inferred: dict[str, dict[str, str]] | None = None) -> VMAnswer:
+    result, denied, stored = resize_vm(vm, old_vm, namespace, ctx, decision.policy, inferred)
     why = f"resize on {decision.why}"
     if denied is not None or stored is None:
         denied = denied or Verdict.deny(result.checked.verdict.causes)
