@@ -111,3 +111,78 @@ def test_provenance_of_the_stored_object_is_used_when_the_update_dropped_it() ->
 ])
 def test_which_updates_resize(new: dict, old: dict, changed: bool) -> None:
     assert matchers_changed({"spec": new}, {"spec": old}) is changed
+
+
+# ---- property: whatever the owner did to a flat VM, a resize answers and loses none of the owner's fields ----
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from app.kubevirt.imprint import read_provenance  # noqa: E402
+
+WITH_PREFERENCE = _flattened(_named(PLAIN, "u1.medium", "fedora"))
+SIZES = ["u1.2xlarge", "cx1.large", "m1.large", "o1.small", "rt1.large", "d1.medium", "u1.colossal"]
+PREFERENCES = [None, "fedora", "windows.11.virtio", "rhel.9", "nope"]
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 70), st.sampled_from(["", "4Gi", "virtio", "x"]),
+                   st.dictionaries(st.sampled_from(["a", "bus", "guest"]), st.integers(0, 3), max_size=2),
+                   st.lists(st.integers(0, 3), max_size=2))
+# dotted places in the flat VM (dict paths) where an owner could plant or change something
+PLACES = ["spec", "spec.template.spec", "spec.template.spec.domain", "spec.template.spec.domain.cpu",
+          "spec.template.spec.domain.memory", "spec.template.spec.domain.devices", "spec.template.metadata",
+          "metadata", "spec.template.spec.domain.features", "spec.template.spec.domain.firmware"]
+KEYS = ["sockets", "cores", "guest", "hugepages", "model", "bus", "rng", "acpi", "maxSockets", "x-owner",
+        "dedicatedCpuPlacement", "requests", "annotations"]
+
+
+def _node(vm: dict, dotted_path: str):
+    node = vm
+    for key in dotted_path.split("."):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+@st.composite
+def edited_flat_vms(draw):
+    vm = copy.deepcopy(WITH_PREFERENCE)
+    planted = []
+    for _ in range(draw(st.integers(0, 5))):
+        place, key, value = draw(st.sampled_from(PLACES)), draw(st.sampled_from(KEYS)), draw(VALUES)
+        node = _node(vm, place)
+        if node is None:
+            continue
+        if draw(st.booleans()):
+            node.pop(key, None)
+        else:
+            node[key] = value
+    for i in range(draw(st.integers(0, 3))):  # unknown fields of the owner's: must survive a resize
+        place = draw(st.sampled_from(PLACES))
+        node = _node(vm, place)
+        if node is not None:
+            node[f"x-planted-{i}"] = i
+            planted.append((place, f"x-planted-{i}"))
+    if draw(st.booleans()):
+        vm["spec"]["template"]["spec"]["volumes"].reverse()
+    if draw(st.integers(0, 5)) == 0:  # a damaged annotation
+        vm["metadata"]["annotations"][PROVENANCE_KEY] = draw(st.sampled_from(
+            ["", "{", "[]", '{"set": 3}', '{"set": {"domain/cpu": 1}, "replaced": {"domain/cpu/x": 5}}']))
+    return vm, planted
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edited_flat_vms(), st.sampled_from(SIZES), st.sampled_from(PREFERENCES), st.booleans())
+def test_resize_always_answers_and_keeps_the_owners_fields(edited, size, preference, handwritten) -> None:
+    vm, planted = edited
+    before = copy.deepcopy(vm)
+    result = resize(_named(vm, size, preference), CATALOG, handwritten=handwritten)
+    verdict, flat, error = result.checked
+    assert vm == before, "the input is never changed"
+    assert all(len(w) <= 120 for w in result.warnings)
+    if flat is None:
+        assert not verdict.allowed or error is not None
+        assert (verdict.message or (error and error.message))
+        return
+    assert "instancetype" not in flat["spec"] and "preference" not in flat["spec"]
+    for place, key in planted:
+        node = _node(flat, place)
+        assert node is not None and node.get(key) == int(key.rsplit("-", 1)[1]), (place, key)
+    assert read_provenance(vm) is None or flat["metadata"] == vm["metadata"]
