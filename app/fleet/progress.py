@@ -26,4 +26,5 @@ class Progress:
 
     def close(self) -> None:
         if self.bar is not None:
+            self.bar.refresh()  # the final count, then the line is cleared
             self.bar.close()
