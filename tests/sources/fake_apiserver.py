@@ -618,6 +618,7 @@ _PATH = re.compile(r"(?P<prefix>/api/v1|/apis/(?P<group>[^/]+)/(?P<version>[^/]+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms delayed-ACK stalls
     server_fake: FakeAPIServer
 
     def log_message(self, *args: Any) -> None:
