@@ -13,7 +13,8 @@ from app.conformance import Difference, register_section
 from app.domxml import DomainError, context_from_converter, domain_config, render_domain, vmi_from_vm, xml_equal
 
 
-def _render(case: dict[str, Any], vmi: Callable[[], dict]) -> str:
+def render_member(case: dict[str, Any], vmi: Callable[[], dict]) -> str:
+    """The XML of ``vmi()`` under the case's kubevirtConfiguration and input.converter (DomainError on refusal)."""
     section = case["domxml"]
     case_input = section.get("input") or {}
     config = domain_config((case.get("input") or {}).get("kubevirtConfiguration"))
@@ -55,15 +56,15 @@ def _with_firmware_uuid(vm: dict, firmware_uuid: str | None) -> dict:
 
 def check_expected(case: dict[str, Any]) -> Difference | None:
     section = case["domxml"]
-    return _compare("domxml.expected", lambda: _render(case, lambda: (section.get("input") or {}).get("vmi") or {}),
-                    section.get("expected") or {})
+    vmi = (section.get("input") or {}).get("vmi") or {}
+    return _compare("domxml.expected", lambda: render_member(case, lambda: vmi), section.get("expected") or {})
 
 
 def check_from_vm(case: dict[str, Any]) -> Difference | None:
     expected = case["domxml"]["fromVm"]
     if "vm" not in case.get("expected", {}):
         return None if "error" in expected else Difference("domxml.fromVm", "no flat VM", "xml")
-    return _compare("domxml.fromVm", lambda: _render(case, lambda: started_vmi(case)), expected)
+    return _compare("domxml.fromVm", lambda: render_member(case, lambda: started_vmi(case)), expected)
 
 
 register_section("domxml.expected", check_expected)

@@ -32,7 +32,7 @@ import pytest
 from lxml import etree
 
 from app.domxml import DomainError, render_domain, vmi_from_vm
-from app.domxml.conformance import _render, started_vmi
+from app.domxml.conformance import render_member, started_vmi
 from app.domxml.stored import render_stored_vm
 from app.kubevirt.source import CLUSTER_PREFERENCE
 from app.sources.catalog import load_catalog
@@ -110,9 +110,9 @@ def _corpus() -> list[tuple[str, str, bool]]:
         section = case.get("domxml")
         vm = case.get("expected", {}).get("vm")
         if section and "xml" in section["expected"]:
-            items.append((f"case-{case['name']}", _render(case, lambda: section["input"]["vmi"]), admitted))
+            items.append((f"case-{case['name']}", render_member(case, lambda: section["input"]["vmi"]), admitted))
         if section and "xml" in section.get("fromVm", {}):
-            items.append((f"fromvm-{case['name']}", _render(case, lambda: started_vmi(case)), admitted))
+            items.append((f"fromvm-{case['name']}", render_member(case, lambda: started_vmi(case)), admitted))
         elif vm and not section:
             try:
                 xml = render_domain(vmi_from_vm(vm))
