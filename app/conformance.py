@@ -345,6 +345,8 @@ def check_infer(case: dict[str, Any]) -> Difference | None:
     if diff is not None or not ours["allowed"]:
         return diff
     for key in ("instancetype", "preference"):
+        if key not in ours and key not in expected:  # absent on both sides (never there, or removed)
+            continue
         diff = first_difference(ours.get(key, _MISSING), expected.get(key, _MISSING), key)
         if diff is not None:
             return diff

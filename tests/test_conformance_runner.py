@@ -159,6 +159,17 @@ def test_expected_infer_compares_the_matchers_the_mutator_leaves(cases):
     assert f"[expectedInfer] instancetype: got {json.dumps(matcher, sort_keys=True)}, want <absent>" in line
 
 
+def test_expected_infer_matcher_absent_on_both_sides_matches(cases):
+    # Ignore removed the matcher (or it was never there): absent in our answer and upstream's
+    name = "infer.volume.containerdisk.ignore"
+    shutil.copy(CONFORMANCE / f"{name}.json", cases / f"{name}.json")
+    assert "instancetype" not in load(name)["expectedInfer"]
+    assert failing(run(cases)[1]) == []
+    altered(cases, name, lambda c: c["expectedInfer"].update(instancetype={"name": "it-small"}))
+    (line,) = failing(run(cases)[1])
+    assert f"FAIL {name}.altered [expectedInfer] instancetype: got <absent>" in line
+
+
 def test_case_source_holds_every_input_list():
     case_input = {"vm": {"metadata": {"namespace": "ns"}}, **{key: [{"metadata": {"name": f"o-{key}"}}]
                                                               for key in conformance.INPUT_KINDS}}
