@@ -31,6 +31,12 @@ class KindNotServed(LookupError):
     """
 
 
+class CacheMiss(BaseException):
+    """A source answering from its cache only (e.g. `ClusterSource.cache_only()`) was asked for something
+    it would have to fetch. A BaseException, so that no `except Exception` on the way turns it into an
+    answer: whoever asked for cache-only answers catches it and asks again without the restriction."""
+
+
 class Source(Protocol):
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         """The object of `kind` (canonical) named `name`; `namespace` is ignored for cluster kinds.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -31,7 +32,14 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
-from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, CLUSTER_SCOPED, INSTANCETYPE, PREFERENCE
+from app.kubevirt.source import (
+    CLUSTER_INSTANCETYPE,
+    CLUSTER_PREFERENCE,
+    CLUSTER_SCOPED,
+    INSTANCETYPE,
+    PREFERENCE,
+    CacheMiss,
+)
 from app.sources.cluster_config import ClusterConfiguration
 from app.sources.compact import compact
 
@@ -242,6 +250,7 @@ class ClusterSource:
                 on_unavailable=self.configuration.unavailable)
         self._revisions: dict[Key, dict[str, Any]] = {}
         self._revision_cache = revision_cache
+        self._local = threading.local()
         self._threads: list[threading.Thread] = []
 
     @classmethod
@@ -328,7 +337,20 @@ class ClusterSource:
             call = _bind(self.custom.get_namespaced_custom_object, GROUP, VERSION, namespace, plural, name)
         return self._fetch(call, f"{plural} {namespace + '/' if namespace else ''}{name}")
 
+    @contextmanager
+    def cache_only(self) -> Iterator[None]:
+        """In this block (this thread only) a lookup the caches cannot answer raises CacheMiss instead of
+        calling the API server: the webhook answers on the event loop when the caches suffice (nearly
+        always once synced) and moves to a worker thread, with the review deadline, only when they do not."""
+        self._local.cache_only = True
+        try:
+            yield
+        finally:
+            self._local.cache_only = False
+
     def _fetch(self, call: Callable[..., Any], what: str) -> dict[str, Any] | None:
+        if getattr(self._local, "cache_only", False):
+            raise CacheMiss(what)
         try:
             resp = call(_preload_content=False, _request_timeout=(self.lookup_timeout, self.lookup_timeout))
         except ApiException as exc:

@@ -104,6 +104,25 @@ def test_cache_miss_does_a_live_get(fake, source_for):
     assert fake.count("GET ") == gets
 
 
+def test_cache_only_answers_from_the_cache_and_refuses_to_fetch(fake, source_for):
+    """What the webhook uses to answer on the event loop: a miss raises CacheMiss, asks nothing remote."""
+    from app.kubevirt.source import CacheMiss
+
+    fake.add(it("listed", 2))
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    fake.add(it("unseen", 4, namespace="apps"), notify=False)
+    gets = fake.count("GET ")
+    with src.cache_only():
+        assert src.get(CLUSTER_INSTANCETYPE, "listed")["spec"]["cpu"]["guest"] == 2
+        with pytest.raises(CacheMiss):
+            src.get(INSTANCETYPE, "unseen", "apps")
+        with pytest.raises(CacheMiss):
+            src.get_revision("some-revision", "apps")
+    assert fake.count("GET ") == gets
+    assert src.get(INSTANCETYPE, "unseen", "apps")["spec"]["cpu"]["guest"] == 4  # outside: a live GET
+
+
 def test_410_gone_relists(fake, source_for):
     fake.add(it("a"))
     src = source_for(fake)
