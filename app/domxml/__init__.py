@@ -22,8 +22,8 @@ from app.domxml.vmi import vmi_from_vm
 from app.domxml.vmi_defaults import apply_vmi_defaults
 
 __all__ = ["DomainConfig", "DomainError", "LauncherContext", "NumaCell", "SMBios", "canonical_xml",
-           "context_from_converter", "domain_config", "domain_config_from_settings", "render_domain", "render_domain_element", "vmi_from_vm",
-           "xml_equal"]
+           "context_from_converter", "domain_config", "domain_config_from_settings", "render_domain",
+           "render_domain_element", "vmi_from_vm", "xml_equal"]
 
 
 def render_domain_element(vmi: dict, context: LauncherContext | None = None, env: dict | None = None,
