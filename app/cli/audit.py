@@ -2,7 +2,7 @@
 
 For every VM: flatten (patch operation count and paths), refuse (the causes /mutate would answer),
 unresolved (a reference that does not resolve), skip (and why) or unchanged (no matcher). Decided by
-the webhook's own /mutate function. Exit status: 0 when no VM is refused or unresolved, 1 otherwise,
+the webhook's own /mutate function. Exit status: 0 when no VM is refused, unresolved or failed, 1 otherwise,
 2 when the cluster cannot be read.
 """
 from __future__ import annotations
@@ -42,4 +42,4 @@ def run(args: argparse.Namespace) -> int:
         write_table(findings, sys.stdout, f"policy {args.policy}")
     else:
         write_document(audit_document(args.policy, findings), args.output, sys.stdout)
-    return 1 if any(f.action in ("refuse", "unresolved") for f in findings) else 0
+    return 1 if any(f.action in ("refuse", "unresolved", "failed") for f in findings) else 0

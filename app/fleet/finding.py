@@ -49,7 +49,11 @@ def assess(vm: dict[str, Any], ctx: ReviewContext) -> tuple[Finding, VMAnswer | 
     spec = vm.get("spec")
     if not isinstance(spec, dict) or not has_matcher(spec):
         return Finding(namespace, name, "unchanged", reason="no instancetype or preference matcher"), None
-    answer = answer_vm(vm, vm, "UPDATE", namespace, ctx)
+    try:
+        answer = answer_vm(vm, vm, "UPDATE", namespace, ctx)
+    except Exception as exc:  # noqa: BLE001 (e.g. SourceUnavailable: one VM's failure is reported, not fatal)
+        message = getattr(exc, "admission_message", None) or f"{type(exc).__name__}: {exc}"
+        return Finding(namespace, name, "failed", reason=message), None
     finding = Finding(namespace, name, "skip", policy=answer.policy, warnings=list(answer.verdict.warnings))
     if answer.action == "deny":
         verdict = answer.verdict

@@ -88,7 +88,11 @@ class Sweeper:
                     self.result.conflicts_retried += 1
                 delay = min(self.options.backoff * 2 ** attempt, 2.0)
                 time.sleep(delay * random.uniform(0.5, 1.5))
-                fresh = self.client.get(finding.namespace, finding.name)
+                try:
+                    fresh = self.client.get(finding.namespace, finding.name)
+                except KubeError as exc:
+                    finding.action, finding.reason = "failed", f"re-reading after a conflict: {exc}"
+                    return finding
                 if fresh is None:
                     finding.action, finding.reason = "unchanged", "deleted during the sweep"
                     return finding

@@ -46,3 +46,18 @@ def test_the_vm_annotation_follows_the_admins_switch():
     assert ignored.action == "flatten" and "annotation ignored" in ignored.warnings[0]
     honoured, _ = assess(opted, ctx(vm_policy_overrides=True))
     assert honoured.action == "skip" and honoured.policy == "reference"
+
+
+def test_a_failing_lookup_is_reported_for_that_vm_only():
+    from app.sources.cluster import SourceUnavailable
+
+    class Down:
+        def get(self, *a, **k):
+            raise SourceUnavailable("GET virtualmachineclusterinstancetypes u1.small: ReadTimeoutError")
+
+        def get_revision(self, *a, **k):
+            return None
+
+    finding, answer = assess(vm("d", "apps", "u1.small", None), ReviewContext(source=Down(), policy="expandAll"))
+    assert finding.action == "failed" and answer is None
+    assert finding.reason == "reference lookup failed: GET virtualmachineclusterinstancetypes u1.small: ReadTimeoutError"
