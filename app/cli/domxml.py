@@ -1,6 +1,6 @@
 """`instancetype-webhook domxml`: the libvirt domain XML virt-launcher would define for a VM, offline.
 
-    instancetype-webhook domxml -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [--uid UID]
+    instancetype-webhook domxml -f VM.yaml [-f objects.yaml ...] [--old OLD.yaml] [--catalog DIR] [--uid UID]
                                 [--policy reference|expand|expandAll]
 
 The VirtualMachine is rendered as it will be stored under --policy and then started (app/domxml/stored.py):
@@ -9,21 +9,23 @@ common-instancetypes catalogue or --catalog DIR), which virt-controller applies 
 `expand`/`expandAll` store the flat VM. The VMI virt-controller creates is defaulted like virt-api does and
 converted like virt-launcher's converter on a node of the VM's architecture (app/domxml/context.py). A
 KubeVirt object among the -f documents is the cluster configuration (SMBIOS, CPU model, live-update
-maxima, default architecture, ...). A VirtualMachineInstance may be given instead of a VM; it is converted
-as is.
+maxima, default architecture, ...). Like the API server, the VM first goes through the VM mutating
+webhook's instancetype stage (matcher checks, inferFromVolume from the PVCs, DataVolumes, DataSources and
+VolumeSnapshots among the -f documents; --old FILE makes it an UPDATE of that stored VM). A
+VirtualMachineInstance may be given instead of a VM; it is converted as is.
 
-Exit status: 0 XML printed, 1 rejected (expansion conflict/missing reference, or the converter refuses
-the VMI), 2 unreadable input.
+Exit status: 0 XML printed, 1 rejected (by the mutating webhook, an expansion conflict/missing reference,
+or the converter refuses the VMI), 2 unreadable input.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from app.cli.expand import print_rejection
-from app.cli.inputs import InputError, build_source, read_inputs
-from app.domxml import DomainConfig, DomainError, render_domain
+from app.cli.inputs import InputError, MutationDenied, add_old_argument, print_denial, read_request
+from app.domxml import DomainError, render_domain
 from app.domxml.cluster import domain_config_from_settings
 from app.domxml.stored import POLICIES, render_stored_vm
 from app.kubevirt.causes import ExpandError
@@ -42,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
                    help="a VM or VMI and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
+    add_old_argument(p)
     p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")
     p.add_argument("--policy", choices=POLICIES, default="reference",
                    help="how the VM is stored before it starts: with its references (default) or flat")
@@ -52,15 +55,19 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdin: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        subject, objects, config = read_subject(args.filename, stdin or sys.stdin)
+        request = read_request(args.filename, stdin or sys.stdin, args.catalog, getattr(args, "old", None))
+        subject = request.subject(SUBJECT_KINDS)
+        config = domain_config_from_settings(request.settings)
         if subject.get("kind") == "VirtualMachineInstance":
             xml = render_domain(subject, config=config)
         else:
-            source = build_source(objects, args.catalog, subject)
-            xml = render_stored_vm(subject, source, args.policy, config, uid=args.uid)
+            xml = render_stored_vm(request.mutate(subject, err), request.source, args.policy, config, uid=args.uid)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2
+    except MutationDenied as exc:
+        print_denial(exc.verdict, err)
+        return 1
     except ExpandError as exc:
         print_rejection(exc, err)
         return 1
@@ -74,13 +81,3 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         return 0
     return 0
 
-
-def read_subject(paths: list[str], stdin: TextIO) -> tuple[dict[str, Any], list[dict[str, Any]], DomainConfig]:
-    """The one VM (or VMI), the reference objects, and the cluster configuration (a KubeVirt object among
-    the documents, else KubeVirt's defaults)."""
-    inputs = read_inputs(paths, stdin)
-    subjects = [doc for doc in inputs.documents if doc.get("kind") in SUBJECT_KINDS]
-    if len(subjects) != 1:
-        found = "no document" if not subjects else f"{len(subjects)} documents"
-        raise InputError(f"{found} of kind {' or '.join(SUBJECT_KINDS)} in {', '.join(paths)}; give exactly one")
-    return subjects[0], inputs.reference_objects, domain_config_from_settings(inputs.cluster_settings())

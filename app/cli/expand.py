@@ -1,16 +1,18 @@
 """`instancetype-webhook expand`: flatten a VirtualMachine offline, like `virtctl expand` without a cluster.
 
-    instancetype-webhook expand -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [-o yaml|json] [--diff]
+    instancetype-webhook expand -f VM.yaml [-f objects.yaml ...] [--old OLD.yaml] [--catalog DIR]
+                                [-o yaml|json] [--diff]
 
 Inputs are files or stdin (`-f -`), multi-document YAML or JSON. The document of kind VirtualMachine is
-the VM; instance types, preferences and ControllerRevisions are reference objects, and so are the
-PersistentVolumeClaims, DataVolumes, DataSources and VolumeSnapshots that `inferFromVolume` reads (the VM
-first goes through the VM mutating webhook's instancetype stage, as in a cluster). The bundled
+the VM; instance types, preferences, ControllerRevisions, PVCs, DataVolumes, DataSources and
+VolumeSnapshots are reference objects, and a KubeVirt object is the cluster configuration. The bundled
 common-instancetypes catalogue is consulted too; objects given with -f take precedence, and
---catalog DIR replaces the bundled catalogue.
+--catalog DIR replaces the bundled catalogue. Like the API server, the VM first goes through the VM
+mutating webhook's instancetype stage (matcher checks, inferFromVolume; --old FILE makes it an UPDATE of
+that stored VM), then it is expanded.
 
 Exit status: 0 expanded (the flat VM, or with --diff the RFC 6902 patch and a unified diff),
-1 rejected (the causes are printed), 2 unreadable input.
+1 rejected (by the mutating webhook or the expansion; the causes are printed), 2 unreadable input.
 """
 from __future__ import annotations
 
@@ -23,10 +25,9 @@ import jsonpatch
 import orjson
 import yaml
 
-from app.cli.inputs import InputError, build_source, read_subject
-from app.kubevirt.causes import ExpandError, Verdict
+from app.cli.inputs import InputError, MutationDenied, add_old_argument, print_denial, read_request
+from app.kubevirt.causes import ExpandError
 from app.kubevirt.expand import expand
-from app.kubevirt.mutator import mutate_vm
 from app.sources.catalog import CatalogError
 
 VM_KIND = "VirtualMachine"
@@ -43,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
                    help="a VM and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
+    add_old_argument(p)
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--provenance", action="store_true",
@@ -53,20 +55,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        vm, inputs = read_subject(args.filename, sys.stdin, (VM_KIND,))
-        source = build_source(inputs.reference_objects, args.catalog, vm)
-        settings = inputs.cluster_settings()
+        request = read_request(args.filename, sys.stdin, args.catalog, getattr(args, "old", None))
+        vm = request.subject((VM_KIND,))
+        mutated = request.mutate(vm, err)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2
-    stage = mutate_vm(vm, None, source, settings)  # as virt-api's VM mutator: matchers, inferFromVolume, ...
-    if stage.vm is None:
-        print_verdict(stage.verdict, err)
+    except MutationDenied as exc:
+        print_denial(exc.verdict, err)
         return 1
-    for warning in stage.verdict.warnings:
-        print(f"warning: {warning}", file=err)
+    source, settings = request.source, request.settings
     try:
-        flat = expand(stage.vm, source, settings)
+        flat = expand(mutated, source, settings)
     except ExpandError as exc:
         print_rejection(exc, err)
         return 1
@@ -96,14 +96,6 @@ def render(vm: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return orjson.dumps(vm, option=orjson.OPT_INDENT_2).decode() + "\n"
     return yaml.safe_dump(vm, sort_keys=False, default_flow_style=False)
-
-
-def print_verdict(verdict: Verdict, err: TextIO) -> None:
-    """A denial of the VM mutating webhook's instancetype stage (matcher checks, inferFromVolume)."""
-    print(f"rejected (mutate, {verdict.code}): {verdict.message}", file=err)
-    for cause in verdict.causes:
-        field = f" {cause.field}" if cause.field else ""
-        print(f"  - {cause.reason}{field}: {cause.message}", file=err)
 
 
 def print_rejection(exc: ExpandError, err: TextIO) -> None:

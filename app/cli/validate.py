@@ -1,8 +1,11 @@
-"""`instancetype-webhook validate -f VM.yaml [-f objects.yaml ...] [--catalog DIR] [-o text|json]`.
+"""`instancetype-webhook validate -f VM.yaml [-f objects.yaml ...] [--old OLD.yaml] [--catalog DIR] [-o text|json]`.
 
 Each VirtualMachine in the input goes through what the admission webhooks would check about instance
-types and preferences: the matcher validation of the mutating webhook, then the instance type /
-preference stage of the validating webhook (`app.kubevirt.admission.validate_vm`). When the input holds
+types and preferences: the mutating webhook's instancetype stage (matcher checks, inferFromVolume from the
+PVCs, DataVolumes, DataSources and VolumeSnapshots among the inputs; with --old FILE the VM of the same
+name is an UPDATE of that stored VM), then the instance type / preference stage of the validating webhook
+(`app.kubevirt.admission.validate_vm`) on the VM the mutating stage leaves. A KubeVirt object among the
+inputs is the cluster configuration. When the input holds
 no VirtualMachine, the instance type and preference objects of the first file are admitted instead
 (`admit_object`). Exit 0 when everything is allowed, 1 when anything is rejected, 2 on unreadable input.
 """
@@ -13,7 +16,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from app.cli.inputs import InputError, build_source, read_inputs
+from app.cli.inputs import InputError, add_old_argument, read_request
 from app.kubevirt.admission import admit_object, validate_vm
 from app.kubevirt.causes import Verdict
 from app.kubevirt.mutator import mutate_vm
@@ -30,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
                         help="YAML/JSON input (repeatable, - for stdin): the VM first, then any referenced objects")
     parser.add_argument("--catalog", metavar="DIR", help="directory of instance types/preferences (default: the bundled catalogue)")
+    add_old_argument(parser)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (default text)")
     parser.set_defaults(func=run)
 
@@ -40,10 +44,11 @@ def _name(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind', '?')}/{meta['namespace']}/{name}" if meta.get("namespace") else f"{obj.get('kind', '?')}/{name}"
 
 
-def check_vm(vm: dict[str, Any], source, settings: ClusterSettings = DEFAULT_SETTINGS) -> Verdict:
-    """The VM mutating webhook's instancetype stage (matchers, inferFromVolume, ...), then the validator
+def check_vm(vm: dict[str, Any], source, settings: ClusterSettings = DEFAULT_SETTINGS,
+             old_vm: dict[str, Any] | None = None) -> Verdict:
+    """The VM mutating webhook's instancetype stage (an UPDATE when `old_vm` is given), then the validator
     on the VM as that stage leaves it (what the API server hands the validating webhook)."""
-    stage = mutate_vm(vm, None, source, settings)
+    stage = mutate_vm(vm, old_vm, source, settings)
     if stage.vm is None:
         return stage.verdict
     verdict = validate_vm(stage.vm, source, settings)
@@ -87,16 +92,16 @@ def verdict_json(name: str, verdict: Verdict) -> dict[str, Any]:
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None, stdin: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        inputs = read_inputs(args.files, stdin)
-        todo = subjects(inputs)
+        request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None))
+        todo = subjects(request.inputs)
         if not todo:
-            raise InputError(f"{inputs.files[0][0]}: no VirtualMachine, instance type or preference to validate")
-        source = build_source(inputs.reference_objects, args.catalog, inputs.vms[0] if inputs.vms else {})
-        settings = inputs.cluster_settings()
+            raise InputError(f"{request.inputs.files[0][0]}: no VirtualMachine, instance type or preference to validate")
+        request.check_old(request.inputs.vms)
     except (InputError, CatalogError) as exc:
         err.write(f"error: {exc}\n")
         return 2
-    results = [(_name(obj), check_vm(obj, source, settings) if what == "vm" else admit_object(obj)) for obj, what in todo]
+    results = [(_name(obj), check_vm(obj, request.source, request.settings, request.old_for(obj)) if what == "vm"
+                else admit_object(obj)) for obj, what in todo]
     if args.output == "json":
         payload = [verdict_json(name, verdict) for name, verdict in results]
         out.write(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n")
