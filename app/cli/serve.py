@@ -39,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--preserve-guest", action="store_true", default=S,
                    help="write the devices virt-controller auto-attaches into flattened VMs, so the guest keeps "
                         "the hardware it has with its references (a deliberate divergence from upstream's flat VM)")
+    p.add_argument("--workers", type=int, default=S,
+                   help="processes answering on the port (default 1); each keeps its own watch caches")
     p.add_argument("--metrics-port", type=int, default=S, help="plain-HTTP /metrics port (default 8080, 0 = off)")
     p.add_argument("--log-level", default=S, help="debug, info, warning, error (default info)")
     p.add_argument("--max-body-bytes", type=int, default=S, help="larger request bodies get 413 (default 8 MiB)")

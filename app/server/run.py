@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -152,6 +153,39 @@ def serve(settings: ServerSettings) -> int:
         tls = ReloadingTLS(cert, key, settings.tls_client_ca, settings.tls_min_version, settings.tls_reload_interval)
     except TLSError as exc:
         raise ServeError(str(exc)) from exc
+    if settings.workers > 1:
+        return serve_workers(settings, cert, key)
+    return serve_one(settings, cert, key, tls)
+
+
+def serve_workers(settings: ServerSettings, cert: Path, key: Path) -> int:
+    """--workers N: a supervisor and N complete servers on one port (app.server.workers)."""
+    from app.server.workers import Supervisor, free_port, listen_socket
+
+    port = settings.port or free_port(settings.host or "127.0.0.1")
+    try:
+        listen_socket(settings.host, port).close()  # fail here, once, if the port is taken
+    except OSError as exc:
+        raise ServeError(f"cannot listen on {settings.host}:{port}: {exc}") from exc
+    if settings.dev:
+        log.info("dev certificate %s (all %d workers)", cert, settings.workers)
+
+    def worker(index: int, metrics_port: int) -> int:
+        mine = settings.model_copy(update={"workers": 1, "dev": False, "tls_cert": cert, "tls_key": key,
+                                           "port": port, "metrics_port": metrics_port, "metrics_host": "127.0.0.1"})
+        try:
+            tls = ReloadingTLS(cert, key, mine.tls_client_ca, mine.tls_min_version, mine.tls_reload_interval)
+            return serve_one(mine, cert, key, tls, sockets=[listen_socket(settings.host, port)], worker=index)
+        except (ServeError, TLSError, OSError) as exc:  # as `serve` reports them, then the supervisor stops
+            print(f"serve: worker {index}: {exc}", file=sys.stderr, flush=True)
+            return 2
+
+    return Supervisor(settings.workers, worker, settings.metrics_host, settings.metrics_port).run()
+
+
+def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS,
+              sockets: list[Any] | None = None, worker: int | None = None) -> int:
+    """One complete server: source, TLS reload, metrics, uvicorn, drain (listening on `sockets` if given)."""
     source, ready, offload, namespace_labels, where = build_source(settings)
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
                         namespace_labels=namespace_labels, provenance=settings.provenance,
@@ -172,11 +206,11 @@ def serve(settings: ServerSettings) -> int:
         access_log=False, log_config=None, log_level=settings.log_level, lifespan="off",
         timeout_graceful_shutdown=settings.shutdown_grace, server_header=False, **transport_options(),
     )
-    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s%s%s)", settings.host, settings.port, settings.policy,
+    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s%s%s%s)", settings.host, settings.port, settings.policy,
              where, settings.tls_min_version, ", client certificates required" if settings.tls_client_ca else "",
-             f", dev certificate {cert}" if settings.dev else "")
+             f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
     try:
-        DrainingServer(config, hook, settings.shutdown_delay).run()
+        DrainingServer(config, hook, settings.shutdown_delay).run(sockets=sockets)
     finally:
         tls.stop()
         if hasattr(source, "stop"):

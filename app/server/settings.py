@@ -39,6 +39,7 @@ class ServerSettings(BaseSettings):
     kubeconfig: Path | None = None
     in_cluster: bool = False
     catalog: Path | None = None
+    workers: int = Field(1, ge=1, le=64, description="processes sharing the port (SO_REUSEPORT), each with its own caches")
     metrics_port: int = Field(8080, ge=0, le=65535)
     metrics_host: str = ""
     log_level: str = "info"
