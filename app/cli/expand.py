@@ -71,7 +71,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print_rejection(exc, err)
         return 1
     if getattr(args, "provenance", False):
-        flat = with_provenance(vm, flat, source, settings)
+        stored = stored_by_webhook(vm, source, settings, err)
+        if stored is None:
+            return 1
+        flat = stored
     try:
         if args.diff:
             print_diff(vm, flat, out, colour=out.isatty())
@@ -83,13 +86,20 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     return 0
 
 
-def with_provenance(vm: dict[str, Any], flat: dict[str, Any], source: Any, settings: Any) -> dict[str, Any]:
-    """`flat` as the webhook stores it: with the provenance annotation (and its imprint)."""
+def stored_by_webhook(vm: dict[str, Any], source: Any, settings: Any, err: TextIO) -> dict[str, Any] | None:
+    """The VM as /mutate under `expandAll` stores it (with provenance and its imprint, what `resize` needs),
+    or None after printing the refusal."""
     from app.server.context import ReviewContext
-    from app.server.mutate import finish_flat
+    from app.server.mutate import answer_vm
 
     namespace = (vm.get("metadata") or {}).get("namespace") or "default"
-    return finish_flat(vm, flat, namespace, ReviewContext(source=source, policy="expand", cluster=settings))
+    answer = answer_vm(vm, None, "CREATE", namespace, ReviewContext(source=source, policy="expandAll", cluster=settings))
+    for warning in answer.verdict.warnings:
+        print(f"warning: {warning}", file=err)
+    if answer.action == "deny" or answer.flat is None:
+        print_verdict(answer.verdict, err)
+        return None
+    return answer.flat
 
 
 def render(vm: dict[str, Any], fmt: str) -> str:

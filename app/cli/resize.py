@@ -21,7 +21,6 @@ from typing import Any, TextIO
 
 from app.cli.expand import VM_KIND, print_diff, render
 from app.cli.inputs import InputError, build_source, read_subject
-from app.kubevirt.resize import named
 from app.sources.catalog import CatalogError
 
 
@@ -43,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     from app.server.context import ReviewContext
-    from app.server.resize import resize_vm
+    from app.server.resize import resize_named
 
     out, err = stdout or sys.stdout, stderr or sys.stderr
     if not (args.instancetype or args.preference) or "" in (args.instancetype, args.preference):
@@ -61,11 +60,11 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         return 2
     namespace = (vm.get("metadata") or {}).get("namespace") or "default"
     ctx = ReviewContext(source=source, policy="expand", cluster=settings, resize_handwritten=args.handwritten)
-    result, denied, stored = resize_vm(named(vm, args.instancetype, args.preference), None, namespace, ctx)
-    for warning in result.warnings:
+    result, denied, stored, warnings = resize_named(vm, args.instancetype, args.preference, namespace, ctx)
+    for warning in [*warnings, *(result.warnings if result else [])]:
         print(f"warning: {warning}", file=err)
     if denied is not None or stored is None:
-        print_refusal(denied or result.checked.verdict, err)
+        print_refusal(denied or result.checked.verdict, err)  # type: ignore[union-attr]
         return 1
     try:
         if args.diff:

@@ -234,21 +234,21 @@ def preview(vm: Any, ctx: ReviewContext, namespace: str | None, instancetype: st
 def preview_resize(vm: dict[str, Any], ctx: ReviewContext, ns: str, instancetype: str | None,
                    preference: str | None) -> dict[str, Any]:
     """What `instancetype-webhook resize` answers, as JSON: the VM as an UPDATE naming the size would store it."""
-    from app.kubevirt.resize import named
     from app.patch import make_patch
-    from app.server.resize import resize_vm
+    from app.server.resize import resize_named
 
     for what, value in (("instancetype", instancetype), ("preference", preference)):
         if value is not None and not value.rpartition("/")[2]:
             raise rv.ReviewError(what, f"{what} must be NAME or KIND/NAME")
-    result, denied, stored = resize_vm(named(vm, instancetype, preference), None, ns, ctx)
-    verdict = denied or result.checked.verdict
+    result, denied, stored, warnings = resize_named(vm, instancetype, preference, ns, ctx)
+    verdict = denied or (result.checked.verdict if result else Verdict.allow())
     out: dict[str, Any] = {
         "allowed": stored is not None, "message": verdict.message,
-        "conflicts": [c.to_dict() for c in verdict.causes], "warnings": [*result.warnings, *verdict.warnings],
-        "replaced": [{"field": r.field, "old": r.old} for r in result.replaced],
+        "conflicts": [c.to_dict() for c in verdict.causes],
+        "warnings": [*warnings, *(result.warnings if result else []), *verdict.warnings],
+        "replaced": [{"field": r.field, "old": r.old} for r in (result.replaced if result else [])],
     }
-    exc = result.checked.error
+    exc = result.checked.error if result else None
     if stored is None:
         if exc is not None:
             out["error"] = {"kind": exc.kind, "message": exc.message, "causes": [c.to_dict() for c in exc.causes]}

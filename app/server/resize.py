@@ -46,3 +46,21 @@ def resize_answer(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: 
     ops = make_patch(vm, stored)
     allowed = Verdict.allow([*decision.warnings, *result.warnings, *result.checked.verdict.warnings])
     return VMAnswer("patch" if ops else "allow", allowed, decision.policy, why, ops, stored)
+
+
+def resize_named(vm: dict[str, Any], instancetype: str | None, preference: str | None, namespace: str,
+                 ctx: ReviewContext) -> tuple[Resized | None, Verdict | None, dict[str, Any] | None, list[str]]:
+    """The VM as `kubectl patch` naming `instancetype`/`preference` ([KIND/]NAME) would have it stored:
+    the same mutator stage and resize as /mutate's UPDATE (for the CLI and /preview). Returns (the core's
+    answer, None when the stage refused; the denial or None; the stored VM or None; the stage's warnings)."""
+    from app.kubevirt.mutator import mutate_vm
+    from app.kubevirt.resize import named
+
+    update = named(vm, instancetype, preference)
+    stage = mutate_vm(update, vm, ctx.source, ctx.cluster, namespace=namespace)
+    if not stage.verdict.allowed:
+        return None, stage.verdict, None, []
+    matched = stage.matched or stage.vm
+    inferred = {i.matcher: i.to_dict() for i in stage.inferred}
+    result, denied, stored = resize_vm(matched, vm, namespace, ctx, inferred=inferred)
+    return result, denied, stored, list(stage.verdict.warnings)

@@ -40,7 +40,7 @@ def run_cli(argv: list[str], stdin_text: str = "") -> tuple[int, str, str]:
 
 def _flat(tmp_path: Path, vm: dict, name: str = "flat.yaml") -> Path:
     src = tmp_path / f"src-{name}"
-    src.write_text(yaml.safe_dump(vm))
+    src.write_text(yaml.safe_dump(vm, sort_keys=False))
     code, out, err = run_cli(["expand", "--provenance", "-f", str(src)])
     assert code == 0, err
     path = tmp_path / name
@@ -106,3 +106,13 @@ def test_kind_and_name(value: str, expected: dict) -> None:
     from app.kubevirt.resize import matcher
 
     assert matcher(value) == expected
+
+
+def test_expand_provenance_is_what_the_webhook_stores(tmp_path: Path) -> None:
+    from app.server.context import ReviewContext
+    from app.server.mutate import answer_vm
+    from app.sources.catalog import load_catalog
+
+    answer = answer_vm(VM, None, "CREATE", "apps", ReviewContext(source=load_catalog(None), policy="expand"))
+    assert yaml.safe_load(_flat(tmp_path, VM).read_text()) == answer.flat
+    assert json.dumps(yaml.safe_load(_flat(tmp_path, VM, "again.yaml").read_text())) == json.dumps(answer.flat)

@@ -162,13 +162,13 @@ def edited_flat_vms(draw):
             planted.append((place, f"x-planted-{i}"))
     if draw(st.booleans()):
         vm["spec"]["template"]["spec"]["volumes"].reverse()
-    if draw(st.integers(0, 5)) == 0:  # a damaged annotation
+    if draw(st.integers(0, 5)) == 0 and isinstance(vm["metadata"].get("annotations"), dict):  # a damaged annotation
         vm["metadata"]["annotations"][PROVENANCE_KEY] = draw(st.sampled_from(
             ["", "{", "[]", '{"set": 3}', '{"set": {"domain/cpu": 1}, "replaced": {"domain/cpu/x": 5}}']))
     return vm, planted
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edited_flat_vms(), st.sampled_from(SIZES), st.sampled_from(PREFERENCES), st.booleans())
 def test_resize_always_answers_and_keeps_the_owners_fields(edited, size, preference, handwritten) -> None:
     vm, planted = edited
