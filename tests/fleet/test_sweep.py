@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -122,17 +123,24 @@ def test_audit_counts_then_the_sweep_does_exactly_that(cluster):
         assert {(v["namespace"], v["name"]): v["action"] for v in swept["vms"]} == by_action
 
         after = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in fake.all("VirtualMachine")}
+        flattened = []
         for key, old in before.items():
             stored = after[key]
             if by_action[key] in ("refuse", "unresolved", "unchanged"):
                 assert stored == old, key  # untouched: same resourceVersion
                 continue
             assert "instancetype" not in stored["spec"] and "preference" not in stored["spec"]
-            source = edited.get(key, old)
-            expected = mutate_result(client, {**source, "status": old.get("status", {})})
-            assert comparable(stored) == comparable(expected), key  # what /mutate gives for it
+            flattened.append(key)
             if key in edited:
                 assert stored["metadata"]["labels"]["edited"] == "yes" and stored["spec"]["runStrategy"] == "Always"
+
+        def expected(key: tuple[str, str]) -> dict[str, Any] | None:
+            source = edited.get(key, before[key])  # what was stored right before the sweep's write
+            return mutate_result(client, {**source, "status": before[key].get("status", {})})
+
+        with ThreadPoolExecutor(8) as pool:
+            for key, want in zip(flattened, pool.map(expected, flattened)):
+                assert comparable(after[key]) == comparable(want), key  # what /mutate gives for it
 
         # idempotent: nothing left to write
         puts = fake.count("PUT ")
