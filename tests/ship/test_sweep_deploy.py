@@ -148,3 +148,12 @@ def test_webhook_config_sweep_component(tmp_path: Path):
     assert build_parser().parse_args(["sweep", *sweep_args(spec)]).policy == "expandAll"
     check_accounts(objs, "instancetype-webhook-sweep", "instancetype-webhook", "instancetype-webhook")
     assert check_schemas([o for o in objs if o["kind"] != "Secret"]) == []
+
+
+def test_notes_point_at_the_sweep_or_the_audit():
+    _, notes = install(ON)
+    assert f"CronJob {SWEEP_SA}" in notes and f"logs job/{SWEEP_SA}-1" in notes
+    _, notes = install({"policy": "expand"})
+    assert "instancetype-webhook audit -A --policy expand" in notes
+    _, notes = install()
+    assert "audit" not in notes
