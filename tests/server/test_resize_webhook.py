@@ -47,14 +47,19 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture
-def api(server: Server) -> Iterator[httpx.Client]:
+def fake(server: Server) -> Iterator[FakeAPIServer]:
     fake = FakeAPIServer()
     fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
     try:
-        with httpx.Client(base_url=fake.url, timeout=15) as client:
-            yield client
+        yield fake
     finally:
         fake.stop()
+
+
+@pytest.fixture
+def api(fake: FakeAPIServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=fake.url, timeout=15) as client:
+        yield client
 
 
 def _create(api: httpx.Client, vm: dict) -> dict:
@@ -160,3 +165,24 @@ def test_preview_resizes_as_the_update_would(api: httpx.Client, server: Server) 
         assert not refused["allowed"] and refused["error"]["kind"] == "notFound" and "vm" not in refused
         bad = client.post("/preview", params={"instancetype": "Kind/"}, json=stored)
         assert bad.status_code == 400 and bad.json()["field"] == "instancetype"
+
+
+def test_an_update_keeping_the_matchers_stays_upstreams_conflict(fake: FakeAPIServer, api: httpx.Client) -> None:
+    kept = copy.deepcopy(WEB)  # stored before the webhook was installed: it still references u1.medium
+    kept["metadata"]["name"] = "kept"
+    fake.add(kept)
+    resp = api.patch(f"{VMS}/kept", headers=MERGE, json={"spec": {"template": {"spec": {"domain": {"cpu": {"sockets": 2}}}}}})
+    assert resp.status_code == 422, resp.text
+    assert resp.json()["message"].endswith(
+        "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type")
+    assert api.get(f"{VMS}/kept").json()["spec"]["instancetype"] == {"name": "u1.medium"}
+
+
+def test_reapplying_the_original_manifest_is_a_no_op(api: httpx.Client) -> None:
+    """`kubectl apply` of the same manifest again puts the matchers back on the flat VM (a 3-way merge
+    keeps the flat fields): the resize re-flattens to exactly the stored VM instead of a conflict."""
+    stored = _create(api, {**WEB, "metadata": {**WEB["metadata"], "name": "again"}})
+    resp = api.patch(f"{VMS}/again", headers=MERGE, json={"spec": {
+        "instancetype": WEB["spec"]["instancetype"], "preference": WEB["spec"]["preference"]}})
+    assert resp.status_code == 200, resp.text
+    assert resp.json() == stored and resp.headers.get("warning") is None
