@@ -32,6 +32,7 @@ class Finding:
     reason: str = ""
     policy: str = ""
     warnings: list[str] = field(default_factory=list)
+    running: bool = False  # a VMI exists: the flat spec applies at its next start
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -40,6 +41,19 @@ class Finding:
 def _meta(vm: dict[str, Any]) -> dict[str, Any]:
     meta = vm.get("metadata")
     return meta if isinstance(meta, dict) else {}
+
+
+RUNNING_NOTE = ("running: the VMI keeps running unchanged, the flat spec applies at its next start "
+                "(virt-controller may mark it RestartRequired, see the README)")
+
+
+def is_running(vm: dict[str, Any]) -> bool:
+    """A VMI exists for the VM (`status.created`, or a printable status of a live VMI)."""
+    status = vm.get("status")
+    if not isinstance(status, dict):
+        return False
+    return status.get("created") is True or status.get("printableStatus") in ("Starting", "Running", "Migrating",
+                                                                              "Paused", "Stopping")
 
 
 def assess(vm: dict[str, Any], ctx: ReviewContext) -> tuple[Finding, VMAnswer | None]:
@@ -63,6 +77,9 @@ def assess(vm: dict[str, Any], ctx: ReviewContext) -> tuple[Finding, VMAnswer | 
         finding.action = "unresolved" if unresolved else "refuse"
     elif answer.action == "patch":
         finding.action, finding.ops = "flatten", len(answer.ops)
+        if is_running(vm):
+            finding.running = True
+            finding.warnings.append(RUNNING_NOTE)
         # status is KubeVirt's to write (the API server ignores it on a VM write): not a field that changes
         finding.fields = sorted({op["path"] for op in answer.ops if not op["path"].startswith("/status")})
         finding.reason = answer.why

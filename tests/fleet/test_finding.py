@@ -61,3 +61,12 @@ def test_a_failing_lookup_is_reported_for_that_vm_only():
     finding, answer = assess(vm("d", "apps", "u1.small", None), ReviewContext(source=Down(), policy="expandAll"))
     assert finding.action == "failed" and answer is None
     assert finding.reason == "reference lookup failed: GET virtualmachineclusterinstancetypes u1.small: ReadTimeoutError"
+
+
+def test_a_running_vm_is_flattened_like_a_stopped_one_and_says_so():
+    stopped, stopped_answer = assess(vm("r", "apps", "u1.medium", "fedora"), ctx())
+    live = {**vm("r", "apps", "u1.medium", "fedora"), "status": {"created": True, "printableStatus": "Running"}}
+    running, answer = assess(live, ctx())
+    assert running.action == stopped.action == "flatten" and running.running and not stopped.running
+    assert answer.flat["spec"] == stopped_answer.flat["spec"]  # the same flat spec
+    assert running.warnings[-1].startswith("running: the VMI keeps running unchanged")

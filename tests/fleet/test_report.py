@@ -16,7 +16,7 @@ def test_audit_document_summary_keys():
     assert doc["summary"] == {"flatten": 1, "refuse": 1, "skip": 0, "unresolved": 0, "unchanged": 1}
     assert doc["vms"][0] == {"namespace": "a", "name": "x", "action": "flatten", "ops": 3,
                              "fields": ["/spec/instancetype"], "causes": [], "reason": "", "policy": "",
-                             "warnings": []}
+                             "warnings": [], "running": False}
 
 
 def test_sweep_document_summary_names_what_happened():
