@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         title = f"policy {args.policy}" + (" (dry run: nothing stored)" if args.dry_run else "")
         write_table(result.findings, sys.stdout, title, {"writes": result.writes,
                                                          "conflicts retried": result.conflicts_retried,
+                                                         "errors retried": result.errors_retried,
                                                          "disagreements": result.disagreements}, SWEEP_NAMES)
     else:
         write_document(sweep_document(args.policy, result, args.dry_run), args.output, sys.stdout)

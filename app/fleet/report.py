@@ -30,6 +30,7 @@ def sweep_document(policy: str, result: SweepResult, dry_run: bool) -> dict[str,
     counts["failed"] = counts.get("failed", 0)
     counts["conflicts_retried"] = result.conflicts_retried
     return {"policy": policy, "dryRun": dry_run, "summary": counts, "writes": result.writes,
+            "errors_retried": result.errors_retried,
             "disagreements": result.disagreements, "vms": [f.to_dict() for f in result.findings]}
 
 

@@ -23,6 +23,7 @@ from app.fleet.selection import Shard, select
 from app.server.context import ReviewContext
 
 IGNORED_BY_SERVER = ("resourceVersion", "generation", "managedFields")
+RETRYABLE = (0, 429, 500, 502, 503, 504)  # 0: no answer (connection refused, timeout)
 
 
 class RateLimiter:
@@ -58,6 +59,7 @@ class SweepOptions:
 class SweepResult:
     findings: list[Finding] = field(default_factory=list)
     conflicts_retried: int = 0
+    errors_retried: int = 0
     writes: int = 0
     disagreements: int = 0
 
@@ -75,7 +77,9 @@ class Sweeper:
         self.result = SweepResult()
 
     def one(self, vm: dict[str, Any]) -> Finding:
-        """Decide and (when it flattens) write one VM, re-reading and retrying on conflicts."""
+        """Decide and (when it flattens) write one VM; on a conflict or a transient error (429, 5xx, no
+        answer) wait, re-read, decide again and retry, at most `max_attempts` times."""
+        last = ""
         for attempt in range(self.options.max_attempts):
             finding, answer = assess(vm, self.ctx)
             if finding.action != "flatten" or answer is None or answer.flat is None:
@@ -83,28 +87,32 @@ class Sweeper:
             self.limiter.acquire()
             try:
                 stored = self.client.replace(answer.flat, dry_run=self.options.dry_run)
-            except Conflict:
+            except KubeError as exc:
+                if exc.status == 404:
+                    finding.action, finding.reason = "unchanged", "deleted during the sweep"
+                    return finding
+                if not isinstance(exc, Conflict) and exc.status not in RETRYABLE:
+                    # 400/422: refused on write (e.g. by an admission webhook); 401/403: not allowed
+                    finding.action = "refuse" if exc.status in (400, 422) else "failed"
+                    finding.reason = f"write failed: {exc}"
+                    return finding
                 with self.lock:
-                    self.result.conflicts_retried += 1
-                delay = min(self.options.backoff * 2 ** attempt, 2.0)
-                time.sleep(delay * random.uniform(0.5, 1.5))
+                    if isinstance(exc, Conflict):
+                        self.result.conflicts_retried += 1
+                    else:
+                        self.result.errors_retried += 1
+                last = str(exc)
+                time.sleep(min(self.options.backoff * 2 ** attempt, 2.0) * random.uniform(0.5, 1.5))
                 try:
                     fresh = self.client.get(finding.namespace, finding.name)
-                except KubeError as exc:
-                    finding.action, finding.reason = "failed", f"re-reading after a conflict: {exc}"
-                    return finding
+                except KubeError as err:
+                    last = f"re-reading: {err}"
+                    continue  # read again at the next attempt (vm unchanged)
                 if fresh is None:
                     finding.action, finding.reason = "unchanged", "deleted during the sweep"
                     return finding
                 vm = fresh
                 continue
-            except KubeError as exc:
-                if exc.status == 404:
-                    finding.action, finding.reason = "unchanged", "deleted during the sweep"
-                    return finding
-                finding.action = "refuse" if 400 <= exc.status < 500 else "failed"
-                finding.reason = f"write failed: {exc}"
-                return finding
             with self.lock:
                 self.result.writes += not self.options.dry_run
                 if _comparable(stored) != _comparable(answer.flat):
@@ -112,7 +120,8 @@ class Sweeper:
                     finding.warnings.append("the stored VM differs from the sweep's decision (another webhook "
                                             "or the API server changed it on write)")
             return finding
-        finding.action, finding.reason = "failed", f"still conflicting after {self.options.max_attempts} attempts"
+        finding.action = "failed"
+        finding.reason = f"gave up after {self.options.max_attempts} attempts: {last}"
         return finding
 
 

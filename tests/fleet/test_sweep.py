@@ -170,3 +170,33 @@ def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
         session.close()
     assert finding.action == "unchanged" and finding.reason == "deleted during the sweep"
     assert fake.get("VirtualMachine", "doomed", "ns-00") is None
+
+
+def test_transient_errors_are_retried_and_forbidden_is_reported(tmp_path: Path):
+    from app.fleet.session import open_session
+    from tests.sources.fake_apiserver import APIError
+
+    fake = catalog_fake()
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    fake.add(vm("busy", "apps"))
+    fake.add(vm("locked", "apps"))
+    answers = {"busy": [APIError(429, "TooManyRequests", "too many requests, please try again later"),
+                        APIError(503, "ServiceUnavailable", "the server is currently unable to handle the request")],
+               "locked": [APIError(403, "Forbidden", 'virtualmachines.kubevirt.io "locked" is forbidden')]}
+
+    def fail_first(verb, res, namespace, name):
+        if verb == "PUT" and answers.get(name):
+            raise answers[name].pop(0)
+
+    fake.on_write = fail_first
+    session = open_session(str(config), False, policy="expandAll")
+    try:
+        sweeper = Sweeper(session.client, session.ctx, SweepOptions(backoff=0.01))
+        busy = sweeper.one(fake.get("VirtualMachine", "busy", "apps"))
+        locked = sweeper.one(fake.get("VirtualMachine", "locked", "apps"))
+    finally:
+        session.close()
+        fake.stop()
+    assert busy.action == "flatten" and sweeper.result.errors_retried == 2 and sweeper.result.writes == 1
+    assert locked.action == "failed" and "403 Forbidden" in locked.reason
