@@ -63,6 +63,9 @@ REVIEW_DOC = {
 }
 
 
+SIZE_NAME = r"^(?:[^/]*/)?[^/]+$"  # /preview?instancetype=, ?preference=: NAME or KIND/NAME
+
+
 class BodyTooLarge(Exception):
     pass
 
@@ -237,9 +240,6 @@ def preview_resize(vm: dict[str, Any], ctx: ReviewContext, ns: str, instancetype
     from app.patch import make_patch
     from app.server.resize import resize_named
 
-    for what, value in (("instancetype", instancetype), ("preference", preference)):
-        if value is not None and not value.rpartition("/")[2]:
-            raise rv.ReviewError(what, f"{what} must be NAME or KIND/NAME")
     result, denied, stored, warnings = resize_named(vm, instancetype, preference, ns, ctx)
     verdict = denied or (result.checked.verdict if result else Verdict.allow())
     out: dict[str, Any] = {
@@ -350,8 +350,8 @@ def create_api(hook: Webhook) -> FastAPI:
         "responses": {"400": {"description": "not a VirtualMachine"}, "413": {"description": "body too large"}}})
     async def preview_endpoint(
             request: Request, namespace: str | None = None,
-            instancetype: str | None = Query(None, description="resize: the new instance type, NAME or KIND/NAME"),
-            preference: str | None = Query(None, description="resize: the new preference, NAME or KIND/NAME"),
+            instancetype: str | None = Query(None, pattern=SIZE_NAME, description="resize: the new instance type, NAME or KIND/NAME"),
+            preference: str | None = Query(None, pattern=SIZE_NAME, description="resize: the new preference, NAME or KIND/NAME"),
     ) -> Response:
         try:
             body = await read_body(request, hook.max_body_bytes)

@@ -164,7 +164,7 @@ def test_preview_resizes_as_the_update_would(api: httpx.Client, server: Server) 
         refused = client.post("/preview", params={"instancetype": "u1.colossal"}, json=stored).json()
         assert not refused["allowed"] and refused["error"]["kind"] == "notFound" and "vm" not in refused
         bad = client.post("/preview", params={"instancetype": "Kind/"}, json=stored)
-        assert bad.status_code == 400 and bad.json()["field"] == "instancetype"
+        assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "instancetype"]
 
 
 def test_an_update_keeping_the_matchers_stays_upstreams_conflict(fake: FakeAPIServer, api: httpx.Client) -> None:
