@@ -15,7 +15,8 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
   "remainingItemCount"]}, "items": [...]}`, items without kind/apiVersion, in key order
   (namespace, name) like etcd. `limit` pages; the `continue` token serves a consistent snapshot at the
   first page's resourceVersion; after `compact()` an old token is `410 Expired` (the real message).
-  `labelSelector` with `k=v`, `k!=v`, `k` and `!k` terms.
+  `labelSelector` with `k=v`, `k!=v`, `k` and `!k` terms; `fieldSelector` on metadata.name and
+  metadata.namespace (any other field is a 400, as for a custom resource).
 - WATCH (`?watch=true&resourceVersion=N`): chunked newline-delimited JSON events
   `{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object"}`; every event after N is replayed, then new
   ones stream until `timeoutSeconds`. With `allowWatchBookmarks=true` a BOOKMARK carrying the current
@@ -184,6 +185,23 @@ def _matches(labels: dict[str, str], selector: str) -> bool:
         elif term not in labels:
             return False
     return True
+
+
+FIELDS = ("metadata.name", "metadata.namespace")  # what a custom resource supports
+
+
+def _checked_fields(selector: str) -> str:
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        key = re.split(r"!=|==|=", term, maxsplit=1)[0].strip()
+        if key not in FIELDS:
+            raise APIError(400, "BadRequest", f'"{key}" is not a known field selector: only "metadata.name", '
+                           '"metadata.namespace"')
+    return selector
+
+
+def _field_labels(obj: dict) -> dict[str, str]:
+    meta = obj["metadata"]
+    return {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
 
 
 @dataclass
@@ -394,6 +412,9 @@ class FakeAPIServer:
                 selector = query.get("labelSelector")
                 if selector:
                     items = [o for o in items if _matches(o["metadata"].get("labels") or {}, selector)]
+                fields = query.get("fieldSelector")
+                if fields:
+                    items = [o for o in items if _matches(_field_labels(o), _checked_fields(fields))]
                 snap, snap_id, start = _Snapshot(self.rv, items), uuid.uuid4().hex, 0
         end = start + limit if limit else len(snap.items)
         meta: dict[str, Any] = {"resourceVersion": str(snap.rv)}

@@ -52,6 +52,17 @@ def test_list_pages_with_continue_on_a_consistent_snapshot(fake, http):
     assert len(http.get(VMS.format(ns="a")).json()["items"]) == 4
 
 
+def test_label_and_field_selectors(fake, http):
+    fake.add({**vm("a"), "metadata": {**vm("a")["metadata"], "labels": {"tier": "db"}}})
+    fake.add(vm("b"))
+    names = lambda resp: [o["metadata"]["name"] for o in resp.json()["items"]]  # noqa: E731
+    assert names(http.get(VMS.format(ns="apps"), params={"labelSelector": "tier=db"})) == ["a"]
+    assert names(http.get(VMS.format(ns="apps"), params={"labelSelector": "!tier"})) == ["b"]
+    assert names(http.get("/apis/kubevirt.io/v1/virtualmachines", params={"fieldSelector": "metadata.name=b"})) == ["b"]
+    bad = http.get(VMS.format(ns="apps"), params={"fieldSelector": "spec.running=true"})
+    assert bad.status_code == 400 and "not a known field selector" in bad.json()["message"]
+
+
 def test_expired_continue_token_is_410(fake, http):
     for i in range(4):
         fake.add(vm(f"vm{i}"))
