@@ -119,6 +119,27 @@ def _restored_matcher(entry: Any) -> dict[str, Any] | None:
     return matcher
 
 
+def _since_flattening(key: str, entry: dict[str, Any], source: Source, vm: dict[str, Any]) -> list[str]:
+    """A warning when the recorded object a resize re-applies is gone or changed since the VM was flattened."""
+    kind, name = entry.get("kind"), str(entry["name"])[:40]
+    if entry.get("revision") or type(kind) is not str or not kind:
+        return []
+    try:
+        obj = source.get(kind, name, _dict(vm.get("metadata")).get("namespace"))
+    except Exception:  # noqa: BLE001 - the expansion reports lookup problems
+        return []
+    label = "instance type" if key == "instancetype" else "preference"
+    if obj is None:
+        return [f"the {label} {name} this VM was flattened with is gone: name one to resize"[:MAX_WARNING]]
+    meta = _dict(obj.get("metadata"))
+    was = (entry.get("uid"), entry.get("generation"))
+    now = (meta.get("uid"), meta.get("generation"))
+    if was != (None, None) and was != now:
+        return [f"the {label} {name} changed since this VM was flattened (generation {was[1]} -> {now[1]}): "
+                f"its current spec applies"[:MAX_WARNING]]
+    return []
+
+
 def resize(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS,
            old_vm: dict[str, Any] | None = None, handwritten: bool = True) -> Resized:
     recorded = read_provenance(vm) or read_provenance(old_vm)
@@ -126,13 +147,15 @@ def resize(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
     if has_imprint:
         base, edits = strip(vm, recorded)  # type: ignore[arg-type]
         spec = base["spec"]
+        notes: list[str] = []
         for key in ("instancetype", "preference"):
             if spec.get(key) is None:
                 matcher = _restored_matcher(recorded.get(key))  # type: ignore[union-attr]
                 if matcher is not None:
                     spec[key] = matcher
+                    notes += _since_flattening(key, recorded[key], source, base)  # type: ignore[index]
         checked = check_and_expand(base, source, settings)
-        return Resized(_named(checked, base, edits, recorded), base, [], _kept_warnings(edits, checked))
+        return Resized(_named(checked, base, edits, recorded), base, [], [*notes, *_kept_warnings(edits, checked)])
     base = {**vm, "spec": clone_tree(_dict(vm.get("spec")))}
     replaced = _replace_conflicts(base, source, settings) if handwritten else []
     checked = check_and_expand(base, source, settings)

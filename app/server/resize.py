@@ -41,7 +41,7 @@ def resize_answer(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: 
     why = f"resize on {decision.why}"
     if denied is not None or stored is None:
         denied = denied or Verdict.deny(result.checked.verdict.causes)
-        denied.warnings = [*decision.warnings, *denied.warnings]
+        denied.warnings = [*decision.warnings, *result.warnings, *denied.warnings]
         return VMAnswer("deny", denied, decision.policy, why, error=result.checked.error)
     ops = make_patch(vm, stored)
     allowed = Verdict.allow([*decision.warnings, *result.warnings, *result.checked.verdict.warnings])

@@ -186,3 +186,29 @@ def test_resize_always_answers_and_keeps_the_owners_fields(edited, size, prefere
         node = _node(flat, place)
         assert node is not None and node.get(key) == int(key.rsplit("-", 1)[1]), (place, key)
     assert read_provenance(vm) is None or flat["metadata"] == vm["metadata"]
+
+
+def test_a_changed_or_deleted_recorded_object_is_named() -> None:
+    from app.kubevirt.source import InMemorySource
+
+    mine = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+            "metadata": {"name": "mine", "namespace": "apps", "uid": "u-1", "generation": 1},
+            "spec": {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}}
+    vm = _named(PLAIN, None, "fedora")
+    vm["spec"]["instancetype"] = {"kind": "VirtualMachineInstancetype", "name": "mine"}
+    flat = expand(vm, InMemorySource([mine, *[CATALOG.get("VirtualMachineClusterPreference", "fedora")]], "apps"))
+    record = {"instancetype": {"kind": "VirtualMachineInstancetype", "name": "mine", "uid": "u-1", "generation": 1},
+              "preference": {"kind": "VirtualMachineClusterPreference", "name": "fedora"},
+              **imprint_from_patch(vm, flat, make_patch(vm, flat))}
+    flat["metadata"] = {**flat["metadata"], "annotations": {PROVENANCE_KEY: orjson.dumps(record).decode()}}
+    changed = copy.deepcopy(mine)
+    changed["metadata"]["generation"] = 2
+    changed["spec"]["cpu"]["guest"] = 4
+    preference = CATALOG.get("VirtualMachineClusterPreference", "rhel.9")
+    result = resize(_named(flat, None, "rhel.9"), InMemorySource([changed, preference], "apps"))
+    assert result.checked.flat["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 4
+    assert result.warnings == ["the instance type mine changed since this VM was flattened (generation 1 -> 2): "
+                               "its current spec applies"]
+    gone = resize(_named(flat, None, "rhel.9"), InMemorySource([preference], "apps"))
+    assert gone.checked.error.kind == "notFound"
+    assert gone.warnings == ["the instance type mine this VM was flattened with is gone: name one to resize"]
