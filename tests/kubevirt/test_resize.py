@@ -212,3 +212,15 @@ def test_a_changed_or_deleted_recorded_object_is_named() -> None:
     gone = resize(_named(flat, None, "rhel.9"), InMemorySource([preference], "apps"))
     assert gone.checked.error.kind == "notFound"
     assert gone.warnings == ["the instance type mine this VM was flattened with is gone: name one to resize"]
+
+
+def test_a_hand_set_preference_value_is_kept_with_a_warning() -> None:
+    flat = _flattened(_named(PLAIN, "u1.large", "fedora"))
+    flat["spec"]["template"]["spec"]["domain"]["devices"]["disks"][0]["disk"]["bus"] = "sata"
+    result = resize(_named(flat, None, "windows.11.virtio"), CATALOG)
+    assert result.checked.verdict.allowed
+    disks = result.checked.flat["spec"]["template"]["spec"]["domain"]["devices"]["disks"]
+    assert disks[0] == {"name": "rootdisk", "disk": {"bus": "sata"}}
+    assert result.warnings == ["kept hand-edited devices.disks[rootdisk].disk.bus sata (flattening had set virtio)"]
+    cpu = result.checked.flat["spec"]["template"]["spec"]["domain"]["cpu"]
+    assert (cpu["sockets"], cpu["cores"]) == (1, 2)  # u1.large under the windows preference's cores topology
