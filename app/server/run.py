@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import sys
 import tempfile
@@ -180,6 +181,7 @@ def serve_workers(settings: ServerSettings, cert: Path, key: Path) -> int:
             print(f"serve: worker {index}: {exc}", file=sys.stderr, flush=True)
             return 2
 
+    gc.freeze()  # what is loaded now is shared with the workers: keep the collector off those pages
     return Supervisor(settings.workers, worker, settings.metrics_host, settings.metrics_port).run()
 
 
