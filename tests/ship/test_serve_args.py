@@ -75,3 +75,10 @@ def test_chart_resize_handwritten():
     off = serve_settings(deployment_args(install({"resize": {"handwritten": False}})[0]))
     assert off.resize_handwritten is False
     assert serve_settings(["--no-resize-handwritten"]).resize_handwritten is False
+
+
+def test_chart_workers():
+    from test_chart import install
+
+    assert serve_settings(deployment_args(install(None)[0])).workers == 1
+    assert serve_settings(deployment_args(install({"workers": 4})[0])).workers == 4
