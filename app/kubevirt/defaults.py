@@ -10,6 +10,7 @@ All functions take a VMI spec (`spec.template.spec`) dict and mutate it in place
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from app.kubevirt.causes import ExpandError
@@ -86,6 +87,12 @@ def _is_zero(raw: Any) -> bool:
     return q is None or q.is_zero()
 
 
+@lru_cache(maxsize=64)
+def _custom_cpu_request(cpu_request: str) -> bool:
+    """The cluster's CPU request differs from upstream's default (a settings value: decided once)."""
+    return not parse(cpu_request).equals(parse(UPSTREAM_DEFAULT_CPU_REQUEST))
+
+
 def _set_resource_requests(domain: dict[str, Any], settings: ClusterSettings) -> None:
     resources = domain.get("resources") or {}
     requests = resources.get("requests") or {}
@@ -94,7 +101,7 @@ def _set_resource_requests(domain: dict[str, Any], settings: ClusterSettings) ->
     if not _is_zero(limits.get("cpu")) and _is_zero(requests.get("cpu")):
         requests = {**requests, "cpu": limits["cpu"]}
         changed = True
-    if not parse(settings.cpu_request).equals(parse(UPSTREAM_DEFAULT_CPU_REQUEST)) and "cpu" not in requests:
+    if _custom_cpu_request(settings.cpu_request) and "cpu" not in requests:
         if not (domain.get("cpu") or {}).get("dedicatedCpuPlacement"):
             requests = {**requests, "cpu": settings.cpu_request}
             changed = True
