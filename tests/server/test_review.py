@@ -40,7 +40,8 @@ def test_fast_and_slow_checks_agree(edits, monkeypatch_session):
     doc = base()
     for where, value in edits:
         scope, key = where.split(":")
-        target = doc if scope == "top" else doc.get("request") if scope == "req" else (doc.get("request") or {}).get("kind")
+        request = doc.get("request") if isinstance(doc.get("request"), dict) else {}
+        target = doc if scope == "top" else request if scope == "req" else request.get("kind")
         if not isinstance(target, dict):
             continue
         if value == "<delete>":
