@@ -1,6 +1,8 @@
 """parse_review's one-pass check of a well-formed review accepts exactly what the step-by-step checks accept."""
 from __future__ import annotations
 
+import copy
+
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -47,7 +49,7 @@ def test_fast_and_slow_checks_agree(edits, monkeypatch_session):
         if value == "<delete>":
             target.pop(key, None)
         else:
-            target[key] = value
+            target[key] = copy.deepcopy(value)  # the sampled objects are shared between examples
     body = orjson.dumps(doc)
     try:
         fast = rv.parse_review(body)
