@@ -349,6 +349,7 @@ class ClusterSource:
             self._local.cache_only = False
 
     def _fetch(self, call: Callable[..., Any], what: str) -> dict[str, Any] | None:
+        # Every remote lookup goes through here (new kinds too), so that cache_only() can refuse it.
         if getattr(self._local, "cache_only", False):
             raise CacheMiss(what)
         try:
