@@ -10,6 +10,8 @@ Namespaces, for the policy label), with the official `kubernetes` client.
   once, before the watch event arrives) and caches what it found. A 404 is a plain miss (None); an
   unreachable API server raises `SourceUnavailable`, which the webhook answers with a reason.
 - ControllerRevisions are fetched on demand (`get_revision`) and cached: their data is immutable.
+- What `inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) is fetched on demand
+  and not cached (`app.sources.volumes`: why, and how a missing CDI or snapshot API is told apart).
 - The KubeVirt CRs (`kubevirt.io/v1` kubevirts, every namespace, or the one `kubevirt="ns/name"` names)
   are watched too: `configuration` (app.sources.cluster_config) turns them into the ClusterSettings in
   use after every change. Without the KubeVirt API or the RBAC to read it, KubeVirt's defaults apply.
@@ -42,6 +44,7 @@ from app.kubevirt.source import (
 )
 from app.sources.cluster_config import ClusterConfiguration
 from app.sources.compact import compact
+from app.sources.volumes import VOLUME_APIS, VolumeLookup
 
 log = logging.getLogger("instancetype_webhook.cluster")
 
@@ -251,6 +254,7 @@ class ClusterSource:
         self._revisions: dict[Key, dict[str, Any]] = {}
         self._revision_cache = revision_cache
         self._local = threading.local()
+        self.volumes = VolumeLookup(self.custom, self.core, self._fetch, lookup_timeout)
         self._threads: list[threading.Thread] = []
 
     @classmethod
@@ -292,6 +296,8 @@ class ClusterSource:
     # -- Source ---------------------------------------------------------------------------------
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        if kind in VOLUME_APIS:  # inferFromVolume: live, on demand
+            return self.volumes.get(kind, name, namespace or "default")
         informer = self.informers.get(kind)
         if informer is None or kind in OPTIONAL:
             return None
