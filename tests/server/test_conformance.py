@@ -9,7 +9,9 @@
   webhook denies (inference, matcher checks) is denied with upstream's code and message.
 
 The cases' objects are served from catalogue directories; cases whose objects clash (same name,
-different content) or that expect a name to be missing go to different servers.
+different content) or that expect a name to be missing go to different servers, and so do cases with
+different `kubevirtConfiguration`s (written into the catalogue as a KubeVirt object, which is the
+configuration of an offline server).
 """
 from __future__ import annotations
 
@@ -173,7 +175,20 @@ def _check_mutate(case: dict, resp: dict) -> list[str]:
     return problems
 
 
-GROUPS = batches(CASES)
+def _configuration(case: dict) -> str:
+    """The case's kubevirtConfiguration as a grouping key: one server per cluster configuration."""
+    return json.dumps(case["input"].get("kubevirtConfiguration") or {}, sort_keys=True)
+
+
+def _kubevirt(configuration: dict) -> dict:
+    """The KubeVirt object that carries a case's kubevirtConfiguration into the server's catalogue
+    (offline, a KubeVirt object among the catalogue's manifests is the cluster configuration)."""
+    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": configuration}}
+
+
+GROUPS = [(pool, members) for key in sorted({_configuration(c) for c in CASES})
+          for pool, members in batches([c for c in CASES if _configuration(c) == key])]
 
 
 @pytest.mark.parametrize("group", range(len(GROUPS)), ids=lambda i: f"server{i}-{len(GROUPS[i][1])}cases")
@@ -183,6 +198,9 @@ def test_conformance_over_https(tmp_path: Path, group: int) -> None:
     catalog.mkdir()
     for i, obj in enumerate(pool.values()):
         (catalog / f"{i:04d}.json").write_bytes(orjson.dumps(obj))
+    configuration = members[0]["input"].get("kubevirtConfiguration")
+    if configuration:
+        (catalog / "kubevirt.json").write_bytes(orjson.dumps(_kubevirt(configuration)))
     failures: dict[str, list[str]] = {}
     # expandAll: CREATE as under expand; an UPDATE is flattened too, even of a VM whose stored status holds a
     # controllerRevisionRef (expand would keep that one referencing), so `expected` applies to every case
@@ -201,4 +219,6 @@ def test_conformance_over_https(tmp_path: Path, group: int) -> None:
 
 
 def test_every_public_case_is_served() -> None:
-    assert sum(len(m) for _, m in GROUPS) == len(CASES) == 149
+    assert sum(len(m) for _, m in GROUPS) == len(CASES) >= 206
+    for _, members in GROUPS:  # one cluster configuration per server
+        assert len({_configuration(case) for case in members}) == 1
