@@ -143,23 +143,27 @@ def _since_flattening(key: str, entry: dict[str, Any], source: Source, vm: dict[
 def resize(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS,
            old_vm: dict[str, Any] | None = None, handwritten: bool = True) -> Resized:
     recorded = read_provenance(vm) or read_provenance(old_vm)
-    has_imprint = recorded is not None and ("set" in recorded or "replaced" in recorded)
-    if has_imprint:
-        base, edits = strip(vm, recorded)  # type: ignore[arg-type]
-        spec = base["spec"]
-        notes: list[str] = []
-        for key in ("instancetype", "preference"):
-            if spec.get(key) is None:
-                matcher = _restored_matcher(recorded.get(key))  # type: ignore[union-attr]
-                if matcher is not None:
-                    spec[key] = matcher
-                    notes += _since_flattening(key, recorded[key], source, base)  # type: ignore[index]
-        checked = check_and_expand(base, source, settings)
-        return Resized(_named(checked, base, edits, recorded), base, [], [*notes, *_kept_warnings(edits, checked)])
+    if recorded is not None and ("set" in recorded or "replaced" in recorded):
+        return _resize_recorded(vm, recorded, source, settings)
     base = {**vm, "spec": clone_tree(_dict(vm.get("spec")))}
     replaced = _replace_conflicts(base, source, settings) if handwritten else []
     checked = check_and_expand(base, source, settings)
     return Resized(checked, base, replaced, _replacement_warnings(replaced, checked.flat, base))
+
+
+def _resize_recorded(vm: dict[str, Any], recorded: dict[str, Any], source: Source,
+                     settings: ClusterSettings) -> Resized:
+    """The provenance path: take the imprint out, restore the matchers not named again, flatten."""
+    base, edits = strip(vm, recorded)
+    spec = base["spec"]
+    notes: list[str] = []
+    for key in ("instancetype", "preference"):
+        matcher = _restored_matcher(recorded.get(key)) if spec.get(key) is None else None
+        if matcher is not None:
+            spec[key] = matcher
+            notes += _since_flattening(key, recorded[key], source, base)
+    checked = check_and_expand(base, source, settings)
+    return Resized(_named(checked, base, edits, recorded), base, [], [*notes, *_kept_warnings(edits, checked)])
 
 
 # ---- the hand-written path ------------------------------------------------------------------------

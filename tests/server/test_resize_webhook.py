@@ -5,7 +5,6 @@ the object as the real one does. The writes are what `kubectl` sends: a create, 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Iterator
 
 import httpx
