@@ -74,6 +74,8 @@ def test_named_preference_writes_arch_machine_and_storage_class():
     assert out["spec"]["template"]["spec"]["architecture"] == "arm64"
     assert out["spec"]["template"]["spec"]["domain"]["machine"] == {"type": "virt"}
     assert out["spec"]["dataVolumeTemplates"][0]["spec"]["storage"] == {"storageClassName": "fast"}
+    matched = mutate_vm(vm, source=InMemorySource([PREF])).matched
+    assert matched is vm  # nothing inferred: the VM before the preference's submission-time values
 
 
 @pytest.mark.parametrize("preference", [{"name": "missing"}, {"name": "p", "kind": "bogus"}, {"name": "p", "revisionName": "gone"}])
