@@ -48,7 +48,7 @@ VOLUME_APIS = {
 class VolumeLookup:
     """On-demand GETs of the volume kinds, through `fetch` (the cluster source's bounded GET)."""
 
-    def __init__(self, custom: k8s.CustomObjectsApi, core: k8s.CoreV1Api, fetch: Fetch, lookup_timeout: float,
+    def __init__(self, custom: k8s.CustomObjectsApi, core: Any, fetch: Fetch, lookup_timeout: float,
                  discovery_ttl: float = 30.0):
         self.custom, self.core, self.fetch = custom, core, fetch
         self.lookup_timeout = lookup_timeout

@@ -58,7 +58,7 @@ import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 import httpx
 import jsonpatch
@@ -664,7 +664,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server_fake
         if not m or (m["group"] and m["group"] in fake.uninstalled):
             raise APIError(404, "NotFound", "the server could not find the requested resource")
-        parts = (m["rest"] or "").split("/") if m["rest"] else []
+        parts = [unquote(p) for p in (m["rest"] or "").split("/")] if m["rest"] else []
         namespace = ""
         if len(parts) >= 3 and parts[0] == "namespaces":
             namespace, parts = parts[1], parts[2:]
