@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli.fleet import add_selection, open_for, progress_for
+from app.cli.fleet import add_selection, open_for, with_progress
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,22 +22,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from app.fleet.audit import audit
-    from app.fleet.kube import KubeError
     from app.fleet.report import audit_document, write_document, write_table
 
     opened = open_for(args, "audit")
     if isinstance(opened, int):
         return opened
     session, namespace, shard = opened
-    bar = progress_for(args, "audit")
-    try:
-        findings = audit(session.client, session.ctx, namespace, shard, bar.total, bar.tick)
-    except KubeError as exc:
-        print(f"audit: listing VMs: {exc}", file=sys.stderr)
+    findings = with_progress(args, "audit", session,
+                             lambda total, tick: audit(session.client, session.ctx, namespace, shard, total, tick),
+                             "audit: listing VMs: ")
+    if findings is None:
         return 2
-    finally:
-        bar.close()
-        session.close()
     if args.output == "table":
         write_table(findings, sys.stdout, f"policy {args.policy}")
     else:

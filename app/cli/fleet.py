@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from app.server.settings import POLICIES
+
+T = TypeVar("T")
 
 
 def add_selection(p: argparse.ArgumentParser) -> None:
@@ -69,3 +71,19 @@ def progress_for(args: argparse.Namespace, label: str) -> Any:
     from app.fleet.progress import Progress
 
     return Progress(label, enabled={"auto": None, "always": True, "never": False}[args.progress])
+
+
+def with_progress(args: argparse.Namespace, label: str, session: Any, work: Callable[[Any, Any], T],
+                  error_prefix: str) -> T | None:
+    """`work(total, tick)` under the progress bar, then the session closed; a cluster error is printed (None)."""
+    from app.fleet.kube import KubeError
+
+    bar = progress_for(args, label)
+    try:
+        return work(bar.total, bar.tick)
+    except KubeError as exc:
+        print(f"{error_prefix}{exc}", file=sys.stderr)
+        return None
+    finally:
+        bar.close()
+        session.close()

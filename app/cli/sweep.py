@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli.fleet import add_selection, open_for, progress_for
+from app.cli.fleet import add_selection, open_for, with_progress
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +24,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.fleet.kube import KubeError
     from app.fleet.report import SWEEP_NAMES, sweep_document, write_document, write_table
     from app.fleet.sweep import SweepOptions, sweep
 
@@ -37,15 +36,11 @@ def run(args: argparse.Namespace) -> int:
     session, namespace, shard = opened
     session.client.set_pool_size(args.concurrency + 2)
     options = SweepOptions(dry_run=args.dry_run, rate=args.rate, concurrency=args.concurrency, shard=shard)
-    bar = progress_for(args, "sweep")
-    try:
-        result = sweep(session.client, session.ctx, namespace, options, bar.total, bar.tick)
-    except KubeError as exc:
-        print(f"sweep: {exc}", file=sys.stderr)
+    result = with_progress(args, "sweep", session,
+                           lambda total, tick: sweep(session.client, session.ctx, namespace, options, total, tick),
+                           "sweep: ")
+    if result is None:
         return 2
-    finally:
-        bar.close()
-        session.close()
     if args.output == "table":
         title = f"policy {args.policy}" + (" (dry run: nothing stored)" if args.dry_run else "")
         write_table(result.findings, sys.stdout, title, {"writes": result.writes,
