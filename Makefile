@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443)
+#   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443; the samples pick their policy by annotation)
 #   make test    install what the tests need and run them
 # The tests read tests/data/shared/, an in-tree copy of ../shared; `make sync-shared` refreshes it.
 PYTHON ?= python3.11
@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 serve: $(STAMP)
-	$(VENV)/bin/instancetype-webhook serve --dev --host 127.0.0.1 --port 8443
+	$(VENV)/bin/instancetype-webhook serve --dev --host 127.0.0.1 --port 8443 --allow-vm-policy
 
 test: $(STAMP)
 	$(PY) -m pytest -q
