@@ -89,7 +89,9 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
     if ctx.provenance:
         value = provenance(vm, namespace, ctx.source, imprint_from_patch(vm, flat, ops), inferred)
         annotated = with_annotation(flat, PROVENANCE_KEY, value)
-        ops = [*make_patch(_metadata(vm), _metadata(annotated)), *ops]
+        # one metadata patch from the VM to the annotated result (it covers a dropped namespace too)
+        ops = [*make_patch(_metadata(vm), _metadata(annotated)),
+               *(op for op in ops if op["path"] != "/metadata" and not op["path"].startswith("/metadata/"))]
         flat = annotated
     if received is not None and received is not vm:  # the stage changed the VM: patch what was received
         ops = make_patch(received, flat)

@@ -49,3 +49,16 @@ def test_preview_reports_the_same_change(tmp_path: Path):
     with serve(tmp_path, "--policy", "expand") as server, server.client() as client:
         body = client.post("/preview", content=orjson.dumps(WINDOWS_VM)).json()
         assert WARNING in body["warnings"] and _inputs(body["vm"]) is None
+
+
+def test_a_null_namespace_is_removed_once_and_the_patch_applies(tmp_path: Path):
+    """Found by the fuzz suite: the provenance's metadata patch and the flattening patch both removed
+    `metadata.namespace: null`, so the API server could not apply the answer."""
+    vm = {**WINDOWS_VM, "metadata": {"name": "win", "namespace": None}}
+    with serve(tmp_path, "--policy", "expand") as server, server.client() as client:
+        resp = client.post("/mutate", content=orjson.dumps(review(vm, namespace="demo")))
+        answer = resp.json()["response"]
+    assert answer["allowed"], answer
+    flat = jsonpatch.apply_patch(vm, json.loads(base64.b64decode(answer["patch"])), in_place=False)
+    assert "namespace" not in flat["metadata"]
+    assert "instancetype-webhook.kubevirt.io/expanded-from" in flat["metadata"]["annotations"]
