@@ -15,6 +15,7 @@ names it. A timeout or another HTTP error is the caller's `fetch` error (SourceU
 from __future__ import annotations
 
 import time
+from functools import partial
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -58,9 +59,9 @@ class VolumeLookup:
     def get(self, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
         api = VOLUME_APIS[kind]
         if api.group:
-            call = _bind(self.custom.get_namespaced_custom_object, api.group, api.version, namespace, api.plural, name)
+            call = partial(self.custom.get_namespaced_custom_object, api.group, api.version, namespace, api.plural, name)
         else:
-            call = _bind(self.core.read_namespaced_persistent_volume_claim, name, namespace)
+            call = partial(self.core.read_namespaced_persistent_volume_claim, name, namespace)
         obj = self.fetch(call, f"{api.plural} {namespace}/{name}")
         if obj is None:
             if api.group and not self.served(api):
@@ -88,7 +89,3 @@ class VolumeLookup:
             return True
         self._served[key] = (served, time.monotonic())
         return served
-
-
-def _bind(fn: Callable[..., Any], *args: Any) -> Callable[..., Any]:
-    return lambda **kw: fn(*args, **kw)
