@@ -36,7 +36,7 @@ def _tree(tmp_path, files: dict[str, str]):
 
 def test_sync_reports_and_applies_added_changed_removed(tmp_path):
     shared = _tree(tmp_path / "shared", {"conformance/a.json": "{}", "conformance/b.json": "[1]",
-                                         "kubevirt-crds/x.yaml": "x: 1", "spec/ignored.md": "not mirrored"})
+                                         "kubevirt-crds/x.yaml": "x: 1", "hooks/ignored.sh": "not mirrored"})
     copy = _tree(tmp_path / "copy", {"conformance/a.json": "{}", "conformance/b.json": "[0]",
                                      "cdi-crds/old/gone.yaml": "y: 2"})
     before = sync_tool.compare(shared, copy)

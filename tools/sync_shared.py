@@ -31,6 +31,9 @@ MIRRORED = (
     "common-instancetypes",
     "kubevirt-testdata",
     "tools",
+    "policyreport-crds",
+    "spec",
+    "bench",
 )
 
 
