@@ -1,0 +1,70 @@
+"""The static checks configured in pyproject.toml are part of the test run: any ruff or mypy finding fails it.
+
+ruff (pyflakes, pycodestyle errors, bugbear, pyupgrade, isort, simplify) checks the whole repository; mypy
+checks app/, strictly for the pure core (app/kubevirt, app/domxml, app/patch.py, app/conformance.py). The
+probes prove the configuration is live: a finding of each kind is reported where it must be.
+"""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.needs import skip_missing
+from tests.shared_data import ROOT
+
+UNDEFINED_NAME = "def f() -> None:\n    print_verdict()\n"
+UNTYPED_DEF = "def double(x):\n    return x * 2\n"
+BAD_BODY = "def double(x):\n    y: int = 'two'\n    return x * y\n"
+
+
+def _tool(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        skip_missing(f"the `{module}` Python package", "make install (it is in the `test` extra)")
+
+
+def _run(args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, input=stdin, capture_output=True, text=True,
+                          timeout=540)
+
+
+def test_ruff_reports_nothing() -> None:
+    _tool("ruff")
+    done = _run(["ruff", "check", "--no-cache", "--output-format", "concise", "."])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_reports_nothing() -> None:
+    _tool("mypy")
+    done = _run(["mypy"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success: no issues found" in done.stdout
+
+
+def test_ruff_probe_finds_an_undefined_name() -> None:
+    _tool("ruff")
+    done = _run(["ruff", "check", "--no-cache", "--output-format", "concise", "--stdin-filename",
+                 "app/cli/probe.py", "-"], stdin=UNDEFINED_NAME)
+    assert done.returncode == 1
+    assert "F821" in done.stdout and "print_verdict" in done.stdout
+
+
+def _mypy_probe(tmp_path: Path, stands_for: str, source: str) -> str:
+    """mypy's findings for `source` checked in place of the module file `stands_for` (so its settings apply)."""
+    shadow = tmp_path / "probe.py"
+    shadow.write_text(source)
+    done = _run(["mypy", "--cache-dir", str(tmp_path / "cache"), "--follow-imports", "silent",
+                 "--shadow-file", stands_for, str(shadow), stands_for])
+    return done.stdout
+
+
+def test_mypy_probe_is_strict_on_the_core(tmp_path: Path) -> None:
+    _tool("mypy")
+    assert "[no-untyped-def]" in _mypy_probe(tmp_path, "app/patch.py", UNTYPED_DEF)
+
+
+def test_mypy_probe_checks_untyped_bodies_at_the_edges(tmp_path: Path) -> None:
+    _tool("mypy")
+    assert "no-untyped-def" not in _mypy_probe(tmp_path, "app/cli/certs.py", UNTYPED_DEF)
+    assert "[assignment]" in _mypy_probe(tmp_path, "app/cli/certs.py", BAD_BODY)
