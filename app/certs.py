@@ -88,7 +88,7 @@ def _san(hosts: list[str]) -> x509.SubjectAlternativeName:
 def _validity(days: int, now: dt.datetime | None) -> tuple[dt.datetime, dt.datetime]:
     if not isinstance(days, int) or days < 1 or days > 3650:
         raise CertError(f"validity must be between 1 and 3650 days, got {days!r}")
-    start = (now or dt.datetime.now(dt.timezone.utc)) - CLOCK_SKEW
+    start = (now or dt.datetime.now(dt.UTC)) - CLOCK_SKEW
     return start, start + CLOCK_SKEW + dt.timedelta(days=days)
 
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 import importlib
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, TextIO
+from typing import Any, TextIO
 
 from app.kubevirt.causes import Cause, ExpandError, Verdict
 from app.kubevirt.configuration import settings_from_configuration

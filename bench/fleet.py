@@ -169,7 +169,7 @@ def main() -> int:
     result["met"] = met
     out = Path(args.results_dir)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"fleet-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}.json"
+    path = out / f"fleet-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps(result, indent=2))
     fa, au, sw = result["fake_alone"], result["audit"], result["sweep"]
     print(f"fake API server alone: LIST {fa['list_vms_per_s']:.0f} VMs/s (pages of 500), GET {fa['get_per_s']:.0f}/s (8 clients)")

@@ -9,7 +9,8 @@ Run: python bench/floor_app.py --port 18080 [--tls-cert F --tls-key F]
 from __future__ import annotations
 
 import argparse
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 

@@ -13,7 +13,6 @@ import argparse
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
-
 from floor_app import answer
 
 app = FastAPI()

@@ -58,7 +58,7 @@ def memory_total_bytes() -> int | None:
 
 def describe(wrk_version: str | None = None) -> dict[str, Any]:
     return {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
         "memory_bytes": memory_total_bytes(),

@@ -33,7 +33,10 @@ from tlsfiles import write_self_signed  # noqa: E402
 
 from app.catalog import CATALOG_DIR  # noqa: E402
 from app.kubevirt.source import (  # noqa: E402
-    CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE,
+    CLUSTER_INSTANCETYPE,
+    CLUSTER_PREFERENCE,
+    INSTANCETYPE,
+    PREFERENCE,
 )
 from app.sources.catalog import load_catalog  # noqa: E402
 

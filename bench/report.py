@@ -89,7 +89,7 @@ def verdict_lines(items: list[dict[str, Any]]) -> str:
 
 def write_results(results: dict[str, Any], directory: Path, label: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = directory / f"{stamp}-{label}.json"
     path.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
     return path

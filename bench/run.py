@@ -27,7 +27,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
 import memory  # noqa: E402

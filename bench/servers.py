@@ -60,7 +60,7 @@ class Server:
     ready_s: float | None = None
     _log: IO[bytes] | None = None
 
-    def start(self) -> "Server":
+    def start(self) -> Server:
         cpus = self.cpus
         self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self.started_at = time.monotonic()
@@ -105,7 +105,7 @@ class Server:
         assert self.process is not None
         return sum(_cpu_seconds(pid) for pid in _process_tree(self.process.pid))
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

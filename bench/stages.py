@@ -21,8 +21,9 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
@@ -82,8 +83,9 @@ def quiet_review_log() -> None:
 
 
 def stages(number: int, body: bytes | None = None) -> dict[str, float]:
-    from app.kubevirt.admission import validate_vm
     from floor_app import app as floor
+
+    from app.kubevirt.admission import validate_vm
 
     quiet_review_log()
     ctx = ReviewContext(source=load_catalog(), policy="expand")

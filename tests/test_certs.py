@@ -35,7 +35,7 @@ def test_service_hosts_rejects_names_that_are_not_dns_labels(service, namespace)
 
 
 def test_generate_ecdsa_bundle_is_a_ca_signing_a_server_certificate():
-    now = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
     bundle = certs.generate(certs.service_hosts("itw", "kv"), days=30, now=now)
     ca = x509.load_pem_x509_certificate(bundle.ca_cert_pem)
     leaf = x509.load_pem_x509_certificate(bundle.cert_pem)

@@ -10,9 +10,12 @@ from __future__ import annotations
 import keyword
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import yaml
+
+WIDTH = 120  # the house line length (ruff's E501)
 
 CRDS = {
     "Instancetype": "virtualmachineinstancetypes.instancetype.kubevirt.io.yaml",
@@ -30,7 +33,7 @@ stays plain JSON data.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -39,12 +42,12 @@ from app.kubevirt.quantity import parse as _parse_quantity
 API_VERSION = "instancetype.kubevirt.io/v1beta1"
 
 
-def _check_quantity(value: Union[int, str]) -> Union[int, str]:
+def _check_quantity(value: int | str) -> int | str:
     _parse_quantity(value)  # raises QuantityError (a ValueError) for a malformed quantity
     return value
 
 
-QuantityValue = Annotated[Union[int, str], AfterValidator(_check_quantity)]
+QuantityValue = Annotated[int | str, AfterValidator(_check_quantity)]
 
 
 class CRDModel(BaseModel):
@@ -132,7 +135,7 @@ def _missing(raw: Any, kept: Any, path: str) -> list[str]:
                 out.extend(_missing(value, kept[key], where))
         return out
     if isinstance(raw, list) and isinstance(kept, list):
-        return [p for i, (r, k) in enumerate(zip(raw, kept)) for p in _missing(r, k, f"{path}[{i}]")]
+        return [p for i, (r, k) in enumerate(zip(raw, kept, strict=False)) for p in _missing(r, k, f"{path}[{i}]")]
     return []
 '''
 
@@ -145,6 +148,14 @@ def snake(name: str) -> str:
 
 def camel(name: str) -> str:
     return name[:1].upper() + name[1:]
+
+
+def field_line(attr: str, annotation: str, args: list[str]) -> str:
+    """One field declaration, its Field(...) arguments on a line of their own when it would pass WIDTH."""
+    if not args:
+        return f"    {attr}: {annotation}"
+    line = f"    {attr}: {annotation} = Field({', '.join(args)})"
+    return line if len(line) <= WIDTH else f"    {attr}: {annotation} = Field(\n        {', '.join(args)}\n    )"
 
 
 class Generator:
@@ -172,7 +183,9 @@ class Generator:
         required = set(node.get("required") or [])
         lines = [f"class {name}(CRDModel):"]
         doc = (node.get("description") or "").strip().splitlines()
-        lines.append(f'    """{doc[0].replace(chr(34), chr(39)) if doc else name}"""')
+        summary = doc[0].replace(chr(34), chr(39)) if doc else name
+        lines.append(textwrap.fill(f'"""{summary}"""', WIDTH, initial_indent="    ", subsequent_indent="    ",
+                                   expand_tabs=False, replace_whitespace=False, break_on_hyphens=False))
         props = node.get("properties") or {}
         if props:
             lines.append("")
@@ -189,12 +202,13 @@ class Generator:
                 args.append(f'alias="{json_name}"')
             args += constraints
             annotation = annotation if json_name in required else f"{annotation} | None"
-            lines.append(f"    {attr}: {annotation} = Field({', '.join(args)})" if args else f"    {attr}: {annotation}")
+            lines.append(field_line(attr, annotation, args))
         self.classes.append("\n".join(lines))
 
 
 def main() -> None:
-    crd_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "shared" / "kubevirt-crds"
+    default = Path(__file__).resolve().parents[2] / "shared" / "kubevirt-crds"
+    crd_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     gen = Generator()
     for prefix, filename in CRDS.items():
         crd = yaml.safe_load((crd_dir / filename).read_text())

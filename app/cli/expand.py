@@ -97,7 +97,7 @@ def stored_by_webhook(vm: dict[str, Any], source: Any, settings: Any, err: TextI
     for warning in answer.verdict.warnings:
         print(f"warning: {warning}", file=err)
     if answer.action == "deny" or answer.flat is None:
-        print_verdict(answer.verdict, err)
+        print_denial(answer.verdict, err)
         return None
     return answer.flat
 

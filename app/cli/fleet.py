@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from app.server.settings import POLICIES
 

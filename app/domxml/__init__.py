@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from app.domxml.cluster import (DEFAULT_DOMAIN_CONFIG, DomainConfig, domain_config,
-                                domain_config_from_settings)
+from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig, domain_config, domain_config_from_settings
 from app.domxml.compare import canonical_xml, xml_equal
 from app.domxml.context import LauncherContext, NumaCell, SMBios, context_from_converter
 from app.domxml.domain import build_domain

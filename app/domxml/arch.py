@@ -7,9 +7,9 @@ launcher image (its converter would fall back to amd64's and write an x86_64 dom
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from app.domxml.errors import DomainError
 

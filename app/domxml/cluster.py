@@ -10,9 +10,10 @@ conformance runner read the same values: `domain_config_from_settings(settings)`
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from app.domxml.arch import DEFAULT_OVMF_PATHS
 from app.domxml.context import LauncherContext, SMBios

@@ -17,9 +17,7 @@ def _parse(xml: str) -> etree._Element:
 def _normalize(element: etree._Element) -> None:
     for child in element:
         _normalize(child)
-    if len(element):
-        element.text = None
-    elif element.text is not None and not element.text.strip():
+    if len(element) or element.text is not None and not element.text.strip():
         element.text = None
     element.tail = None
     attrs = sorted(element.attrib.items())

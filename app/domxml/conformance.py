@@ -7,7 +7,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from app.conformance import Difference, register_section
 from app.domxml import DomainError, context_from_converter, domain_config, render_domain, vmi_from_vm, xml_equal

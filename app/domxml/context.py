@@ -9,8 +9,8 @@ pod cpuset/host NUMA cell derived from the VMI. `app.domxml.cluster` builds one 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from app.domxml.arch import DEFAULT_OVMF_PATHS, IMAGE_FIRMWARE, EFIEnvironment, detect_efi
 
@@ -74,7 +74,7 @@ class LauncherContext:
             return self.numa_cells
         return (NumaCell(id=0, cpus=tuple(cpuset)),)
 
-    def with_env(self, env: Mapping[str, str] | None) -> "LauncherContext":
+    def with_env(self, env: Mapping[str, str] | None) -> LauncherContext:
         if not env:
             return self
         return replace(self, env={**self.env, **env})

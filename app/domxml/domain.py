@@ -8,9 +8,21 @@ from app.domxml.context import LauncherContext
 from app.domxml.controllers import controller_elements
 from app.domxml.conversion import Conversion
 from app.domxml.cpu import cpu_element, vcpu_elements
-from app.domxml.devices import (channel_elements, console_elements, graphics_elements, input_elements,
-                                memballoon_element, panic_elements, redirdev_elements, rng_elements,
-                                sound_elements, tpm_elements, video_elements, vsock_elements, watchdog_elements)
+from app.domxml.devices import (
+    channel_elements,
+    console_elements,
+    graphics_elements,
+    input_elements,
+    memballoon_element,
+    panic_elements,
+    redirdev_elements,
+    rng_elements,
+    sound_elements,
+    tpm_elements,
+    video_elements,
+    vsock_elements,
+    watchdog_elements,
+)
 from app.domxml.disks import disk_elements
 from app.domxml.elements import Element, sub
 from app.domxml.errors import DomainError

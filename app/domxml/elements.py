@@ -1,7 +1,7 @@
 """The small lxml helper every builder uses to add an element with attributes in a fixed order."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from lxml import etree
 

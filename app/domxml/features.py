@@ -29,9 +29,7 @@ def features_element(conv: Conversion) -> Element:
     _kvm(conv, element)
     if features.get("pvspinlock") is not None:
         sub(element, "pvspinlock", {"state": on_off(_enabled(features["pvspinlock"]))})
-    if conv.dedicated and conv.realtime:
-        sub(element, "pmu", {"state": "off"})
-    elif (conv.launch_security or {}).get("tdx") is not None:
+    if conv.dedicated and conv.realtime or (conv.launch_security or {}).get("tdx") is not None:
         sub(element, "pmu", {"state": "off"})
     if conv.arch.vmport:
         sub(element, "vmport", {"state": "off"})

@@ -1,7 +1,7 @@
 """Audit (read-only): what a policy would do to every stored VM of a selection."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from app.fleet.finding import Finding, assess
 from app.fleet.kube import VMClient

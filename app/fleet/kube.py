@@ -6,9 +6,10 @@ with orjson and kept as plain dicts, so fields this client does not know survive
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import orjson
@@ -50,7 +51,7 @@ class VMClient:
 
     @classmethod
     def from_config(cls, kubeconfig: str | Path | None = None, in_cluster: bool = False,
-                    **kw: Any) -> tuple["VMClient", str]:
+                    **kw: Any) -> tuple[VMClient, str]:
         """The client and the namespace of the kubeconfig's current context (in-cluster: the pod's)."""
         configuration = k8s.Configuration()
         namespace = "default"

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Iterable, TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 import orjson
 import yaml

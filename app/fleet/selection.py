@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from app.fleet.kube import Expired, VMClient
 
@@ -21,7 +22,7 @@ class Shard:
     count: int
 
     @classmethod
-    def parse(cls, text: str, environ: dict[str, str] | None = None) -> "Shard":
+    def parse(cls, text: str, environ: dict[str, str] | None = None) -> Shard:
         """`I/N` with 0 <= I < N; I may be `job`: the Indexed Job's JOB_COMPLETION_INDEX."""
         env = os.environ if environ is None else environ
         index, sep, count = text.partition("/")

@@ -13,9 +13,10 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from app.fleet.finding import Finding, assess
 from app.fleet.kube import Conflict, KubeError, VMClient

@@ -15,8 +15,8 @@ is code 400 with the error text and no causes.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from app.kubevirt.apply import apply_to_template
 from app.kubevirt.causes import ExpandError, Verdict

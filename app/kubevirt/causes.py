@@ -47,9 +47,9 @@ class Verdict:
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def allow(cls, warnings: list[str] | None = None) -> "Verdict":
+    def allow(cls, warnings: list[str] | None = None) -> Verdict:
         return cls(allowed=True, warnings=list(warnings or []))
 
     @classmethod
-    def deny(cls, causes: list[Cause], code: int = 422) -> "Verdict":
+    def deny(cls, causes: list[Cause], code: int = 422) -> Verdict:
         return cls(allowed=False, message=", ".join(c.message for c in causes), code=code, causes=list(causes))

@@ -38,8 +38,9 @@ Copying: only `spec.template` is deep-copied (the subtree the steps write); `met
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from app.kubevirt.apply import apply_to_template, conflicts_error
 from app.kubevirt.causes import Cause, ExpandError

@@ -15,7 +15,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Shape:
     plain: frozenset[str] = frozenset()
-    children: dict[str, "Shape"] = field(default_factory=dict)
+    children: dict[str, Shape] = field(default_factory=dict)
 
 
 ANY = Shape()

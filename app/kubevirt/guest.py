@@ -22,8 +22,9 @@ hardware depending on whether it was stored with its references or flat:
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 

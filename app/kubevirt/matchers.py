@@ -11,8 +11,8 @@ does adding, changing or removing a `revisionName`, or adding or removing a whol
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from app.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED, Cause, ExpandError

@@ -9,7 +9,7 @@ stays plain JSON data.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -18,12 +18,12 @@ from app.kubevirt.quantity import parse as _parse_quantity
 API_VERSION = "instancetype.kubevirt.io/v1beta1"
 
 
-def _check_quantity(value: Union[int, str]) -> Union[int, str]:
+def _check_quantity(value: int | str) -> int | str:
     _parse_quantity(value)  # raises QuantityError (a ValueError) for a malformed quantity
     return value
 
 
-QuantityValue = Annotated[Union[int, str], AfterValidator(_check_quantity)]
+QuantityValue = Annotated[int | str, AfterValidator(_check_quantity)]
 
 
 class CRDModel(BaseModel):
@@ -34,13 +34,16 @@ class CRDModel(BaseModel):
 
 
 class InstancetypeSpecCpuNumaGuestMappingPassthrough(CRDModel):
-    """GuestMappingPassthrough will create an efficient guest topology based on host CPUs exclusively assigned to a pod."""
+    """GuestMappingPassthrough will create an efficient guest topology based on host CPUs exclusively assigned to a
+    pod."""
 
 
 class InstancetypeSpecCpuNuma(CRDModel):
     """NUMA allows specifying settings for the guest NUMA topology"""
 
-    guest_mapping_passthrough: InstancetypeSpecCpuNumaGuestMappingPassthrough | None = Field(default=None, alias="guestMappingPassthrough")
+    guest_mapping_passthrough: InstancetypeSpecCpuNumaGuestMappingPassthrough | None = Field(
+        default=None, alias="guestMappingPassthrough"
+    )
 
 
 class InstancetypeSpecCpuRealtime(CRDModel):
@@ -88,7 +91,9 @@ class InstancetypeSpecGpusItem(CRDModel):
     name: str
     request_name: str | None = Field(default=None, alias="requestName")
     tag: str | None = Field(default=None)
-    virtual_gpu_options: InstancetypeSpecGpusItemVirtualGPUOptions | None = Field(default=None, alias="virtualGPUOptions")
+    virtual_gpu_options: InstancetypeSpecGpusItemVirtualGPUOptions | None = Field(
+        default=None, alias="virtualGPUOptions"
+    )
 
 
 class InstancetypeSpecHostDevicesItem(CRDModel):
@@ -230,9 +235,12 @@ class PreferenceSpecClockPreferredTimer(CRDModel):
 
 
 class PreferenceSpecClock(CRDModel):
-    """Clock optionally defines preferences associated with the Clock attribute of a VirtualMachineInstance DomainSpec"""
+    """Clock optionally defines preferences associated with the Clock attribute of a VirtualMachineInstance
+    DomainSpec"""
 
-    preferred_clock_offset: PreferenceSpecClockPreferredClockOffset | None = Field(default=None, alias="preferredClockOffset")
+    preferred_clock_offset: PreferenceSpecClockPreferredClockOffset | None = Field(
+        default=None, alias="preferredClockOffset"
+    )
     preferred_timer: PreferenceSpecClockPreferredTimer | None = Field(default=None, alias="preferredTimer")
 
 
@@ -253,7 +261,9 @@ class PreferenceSpecCpuSpreadOptions(CRDModel):
 class PreferenceSpecCpu(CRDModel):
     """CPU optionally defines preferences associated with the CPU attribute of a VirtualMachineInstance DomainSpec"""
 
-    preferred_cpu_features: list[PreferenceSpecCpuPreferredCPUFeaturesItem] | None = Field(default=None, alias="preferredCPUFeatures")
+    preferred_cpu_features: list[PreferenceSpecCpuPreferredCPUFeaturesItem] | None = Field(
+        default=None, alias="preferredCPUFeatures"
+    )
     preferred_cpu_topology: str | None = Field(default=None, alias="preferredCPUTopology")
     spread_options: PreferenceSpecCpuSpreadOptions | None = Field(default=None, alias="spreadOptions")
 
@@ -276,11 +286,14 @@ class PreferenceSpecDevicesPreferredDiskBlockSize(CRDModel):
     """PreferredBlockSize optionally defines the block size of Disk devices."""
 
     custom: PreferenceSpecDevicesPreferredDiskBlockSizeCustom | None = Field(default=None)
-    match_volume: PreferenceSpecDevicesPreferredDiskBlockSizeMatchVolume | None = Field(default=None, alias="matchVolume")
+    match_volume: PreferenceSpecDevicesPreferredDiskBlockSizeMatchVolume | None = Field(
+        default=None, alias="matchVolume"
+    )
 
 
 class PreferenceSpecDevicesPreferredInterfaceMasquerade(CRDModel):
-    """PreferredInterfaceMasquerade optionally defines the preferred masquerade configuration to use with each network interface."""
+    """PreferredInterfaceMasquerade optionally defines the preferred masquerade configuration to use with each network
+    interface."""
 
 
 class PreferenceSpecDevicesPreferredRng(CRDModel):
@@ -314,7 +327,8 @@ class PreferenceSpecDevicesPreferredVirtualGPUOptions(CRDModel):
 
 
 class PreferenceSpecDevices(CRDModel):
-    """Devices optionally defines preferences associated with the Devices attribute of a VirtualMachineInstance DomainSpec"""
+    """Devices optionally defines preferences associated with the Devices attribute of a VirtualMachineInstance
+    DomainSpec"""
 
     preferred_autoattach_graphics_device: bool | None = Field(default=None, alias="preferredAutoattachGraphicsDevice")
     preferred_autoattach_input_device: bool | None = Field(default=None, alias="preferredAutoattachInputDevice")
@@ -324,24 +338,32 @@ class PreferenceSpecDevices(CRDModel):
     preferred_block_multi_queue: bool | None = Field(default=None, alias="preferredBlockMultiQueue")
     preferred_cdrom_bus: str | None = Field(default=None, alias="preferredCdromBus")
     preferred_disable_hotplug: bool | None = Field(default=None, alias="preferredDisableHotplug")
-    preferred_disk_block_size: PreferenceSpecDevicesPreferredDiskBlockSize | None = Field(default=None, alias="preferredDiskBlockSize")
+    preferred_disk_block_size: PreferenceSpecDevicesPreferredDiskBlockSize | None = Field(
+        default=None, alias="preferredDiskBlockSize"
+    )
     preferred_disk_bus: str | None = Field(default=None, alias="preferredDiskBus")
     preferred_disk_cache: str | None = Field(default=None, alias="preferredDiskCache")
     preferred_disk_dedicated_io_thread: bool | None = Field(default=None, alias="preferredDiskDedicatedIoThread")
     preferred_disk_io: str | None = Field(default=None, alias="preferredDiskIO")
     preferred_input_bus: str | None = Field(default=None, alias="preferredInputBus")
     preferred_input_type: str | None = Field(default=None, alias="preferredInputType")
-    preferred_interface_masquerade: PreferenceSpecDevicesPreferredInterfaceMasquerade | None = Field(default=None, alias="preferredInterfaceMasquerade")
+    preferred_interface_masquerade: PreferenceSpecDevicesPreferredInterfaceMasquerade | None = Field(
+        default=None, alias="preferredInterfaceMasquerade"
+    )
     preferred_interface_model: str | None = Field(default=None, alias="preferredInterfaceModel")
     preferred_lun_bus: str | None = Field(default=None, alias="preferredLunBus")
-    preferred_network_interface_multi_queue: bool | None = Field(default=None, alias="preferredNetworkInterfaceMultiQueue")
+    preferred_network_interface_multi_queue: bool | None = Field(
+        default=None, alias="preferredNetworkInterfaceMultiQueue"
+    )
     preferred_panic_device_model: str | None = Field(default=None, alias="preferredPanicDeviceModel")
     preferred_rng: PreferenceSpecDevicesPreferredRng | None = Field(default=None, alias="preferredRng")
     preferred_sound_model: str | None = Field(default=None, alias="preferredSoundModel")
     preferred_tpm: PreferenceSpecDevicesPreferredTPM | None = Field(default=None, alias="preferredTPM")
     preferred_use_virtio_transitional: bool | None = Field(default=None, alias="preferredUseVirtioTransitional")
     preferred_video_type: str | None = Field(default=None, alias="preferredVideoType")
-    preferred_virtual_gpu_options: PreferenceSpecDevicesPreferredVirtualGPUOptions | None = Field(default=None, alias="preferredVirtualGPUOptions")
+    preferred_virtual_gpu_options: PreferenceSpecDevicesPreferredVirtualGPUOptions | None = Field(
+        default=None, alias="preferredVirtualGPUOptions"
+    )
 
 
 class PreferenceSpecFeaturesPreferredAcpi(CRDModel):
@@ -502,13 +524,16 @@ class PreferenceSpecFeaturesPreferredSmm(CRDModel):
 
 
 class PreferenceSpecFeatures(CRDModel):
-    """Features optionally defines preferences associated with the Features attribute of a VirtualMachineInstance DomainSpec"""
+    """Features optionally defines preferences associated with the Features attribute of a VirtualMachineInstance
+    DomainSpec"""
 
     preferred_acpi: PreferenceSpecFeaturesPreferredAcpi | None = Field(default=None, alias="preferredAcpi")
     preferred_apic: PreferenceSpecFeaturesPreferredApic | None = Field(default=None, alias="preferredApic")
     preferred_hyperv: PreferenceSpecFeaturesPreferredHyperv | None = Field(default=None, alias="preferredHyperv")
     preferred_kvm: PreferenceSpecFeaturesPreferredKvm | None = Field(default=None, alias="preferredKvm")
-    preferred_pvspinlock: PreferenceSpecFeaturesPreferredPvspinlock | None = Field(default=None, alias="preferredPvspinlock")
+    preferred_pvspinlock: PreferenceSpecFeaturesPreferredPvspinlock | None = Field(
+        default=None, alias="preferredPvspinlock"
+    )
     preferred_smm: PreferenceSpecFeaturesPreferredSmm | None = Field(default=None, alias="preferredSmm")
 
 
@@ -520,7 +545,8 @@ class PreferenceSpecFirmwarePreferredEfi(CRDModel):
 
 
 class PreferenceSpecFirmware(CRDModel):
-    """Firmware optionally defines preferences associated with the Firmware attribute of a VirtualMachineInstance DomainSpec"""
+    """Firmware optionally defines preferences associated with the Firmware attribute of a VirtualMachineInstance
+    DomainSpec"""
 
     preferred_efi: PreferenceSpecFirmwarePreferredEfi | None = Field(default=None, alias="preferredEfi")
     preferred_use_bios: bool | None = Field(default=None, alias="preferredUseBios")
@@ -530,7 +556,8 @@ class PreferenceSpecFirmware(CRDModel):
 
 
 class PreferenceSpecMachine(CRDModel):
-    """Machine optionally defines preferences associated with the Machine attribute of a VirtualMachineInstance DomainSpec"""
+    """Machine optionally defines preferences associated with the Machine attribute of a VirtualMachineInstance
+    DomainSpec"""
 
     preferred_machine_type: str | None = Field(default=None, alias="preferredMachineType")
 
@@ -591,7 +618,8 @@ class PreferenceSpecRequirements(CRDModel):
 
 
 class PreferenceSpecVolumes(CRDModel):
-    """Volumes optionally defines preferences associated with the Volumes attribute of a VirtualMachineInstace DomainSpec"""
+    """Volumes optionally defines preferences associated with the Volumes attribute of a VirtualMachineInstace
+    DomainSpec"""
 
     preferred_storage_class_name: str | None = Field(default=None, alias="preferredStorageClassName")
 
@@ -608,9 +636,13 @@ class PreferenceSpec(CRDModel):
     machine: PreferenceSpecMachine | None = Field(default=None)
     prefer_spread_socket_to_core_ratio: int | None = Field(default=None, alias="preferSpreadSocketToCoreRatio")
     preferred_architecture: str | None = Field(default=None, alias="preferredArchitecture")
-    preferred_launch_security: PreferenceSpecPreferredLaunchSecurity | None = Field(default=None, alias="preferredLaunchSecurity")
+    preferred_launch_security: PreferenceSpecPreferredLaunchSecurity | None = Field(
+        default=None, alias="preferredLaunchSecurity"
+    )
     preferred_subdomain: str | None = Field(default=None, alias="preferredSubdomain")
-    preferred_termination_grace_period_seconds: int | None = Field(default=None, alias="preferredTerminationGracePeriodSeconds")
+    preferred_termination_grace_period_seconds: int | None = Field(
+        default=None, alias="preferredTerminationGracePeriodSeconds"
+    )
     requirements: PreferenceSpecRequirements | None = Field(default=None)
     volumes: PreferenceSpecVolumes | None = Field(default=None)
 
@@ -692,5 +724,5 @@ def _missing(raw: Any, kept: Any, path: str) -> list[str]:
                 out.extend(_missing(value, kept[key], where))
         return out
     if isinstance(raw, list) and isinstance(kept, list):
-        return [p for i, (r, k) in enumerate(zip(raw, kept)) for p in _missing(r, k, f"{path}[{i}]")]
+        return [p for i, (r, k) in enumerate(zip(raw, kept, strict=False)) for p in _missing(r, k, f"{path}[{i}]")]
     return []

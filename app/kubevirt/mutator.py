@@ -19,7 +19,8 @@ Everything downstream (validation, expansion, the webhook's patch, audit and swe
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.find import find_preference_spec

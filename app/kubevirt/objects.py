@@ -9,8 +9,10 @@ server would); the webhook's own range message remains in `instancetype_causes`.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
 
 from app.kubevirt.apply.topology import (
     ACROSS_CORES_THREADS,
@@ -21,8 +23,6 @@ from app.kubevirt.apply.topology import (
     TOPOLOGIES,
     spread_options,
 )
-from pydantic import ValidationError
-
 from app.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED, FIELD_VALUE_REQUIRED, Cause, Verdict
 from app.kubevirt.models import MODELS
 from app.kubevirt.rejection import error, reject
@@ -63,9 +63,7 @@ def _real_path(obj: Any, loc: tuple[Any, ...], missing: bool) -> tuple[str, Any]
     parts: list[str] = []
     value = obj
     for index, key in enumerate(loc):
-        if isinstance(value, Mapping) and key in value:
-            value = value[key]
-        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+        if isinstance(value, Mapping) and key in value or isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
             value = value[key]
         elif missing and index == len(loc) - 1:
             value = None

@@ -40,11 +40,11 @@ class Quantity:
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
-    def parse(cls, raw: Any) -> "Quantity":
+    def parse(cls, raw: Any) -> Quantity:
         return _parse(raw if isinstance(raw, str) else _number_text(raw))
 
     @classmethod
-    def of(cls, number: int, fmt: str = DECIMAL_SI) -> "Quantity":
+    def of(cls, number: int, fmt: str = DECIMAL_SI) -> Quantity:
         return cls(Fraction(number), fmt)
 
     # -- reading ------------------------------------------------------------------------------
@@ -59,19 +59,19 @@ class Quantity:
         return format_quantity(self.value, self.format)
 
     # -- comparison ---------------------------------------------------------------------------
-    def __lt__(self, other: "Quantity") -> bool:
+    def __lt__(self, other: Quantity) -> bool:
         return self.value < other.value
 
-    def __le__(self, other: "Quantity") -> bool:
+    def __le__(self, other: Quantity) -> bool:
         return self.value <= other.value
 
-    def __gt__(self, other: "Quantity") -> bool:
+    def __gt__(self, other: Quantity) -> bool:
         return self.value > other.value
 
-    def __ge__(self, other: "Quantity") -> bool:
+    def __ge__(self, other: Quantity) -> bool:
         return self.value >= other.value
 
-    def equals(self, other: "Quantity") -> bool:
+    def equals(self, other: Quantity) -> bool:
         return self.value == other.value
 
 

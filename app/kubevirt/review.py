@@ -25,7 +25,8 @@ answer is the same there by construction.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from app.kubevirt.admission import _shape_error, ignored_lookup_warning, validate_vm, verdict_for_specs
 from app.kubevirt.apply import conflicts_error

@@ -2,9 +2,10 @@
 see `app.kubevirt.configuration`); the defaults equal upstream's on an amd64 cluster."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 # Upstream's default machine type per architecture (virt-config `architectureConfiguration`).
 DEFAULT_MACHINE_TYPES: Mapping[str, str] = MappingProxyType({"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"})

@@ -6,7 +6,8 @@ Kinds are always the canonical kind names below; a Source returns the raw object
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 INSTANCETYPE = "VirtualMachineInstancetype"
 CLUSTER_INSTANCETYPE = "VirtualMachineClusterInstancetype"

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import orjson
 from fastapi import FastAPI, Query, Request
@@ -151,7 +152,7 @@ async def review_answer(body: Callable[[], Awaitable[bytes]], hook: Webhook, end
                 outcome = await offloaded(handler, review, hook)
             else:
                 outcome = handler(review, hook.ctx)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             metrics.error(endpoint, "deadline")
             outcome = _late(review, hook, kind)
         except Exception as exc:  # a bug must still answer the API server, with a reason

@@ -9,7 +9,8 @@ events (errors, certificate reloads, configuration changes) keep prometheus_clie
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -74,7 +75,7 @@ class Metrics:
             latency = self.latency[endpoint] = Latency()
         latency.observe(seconds)
 
-    def configuration(self, settings: "ClusterSettings") -> None:
+    def configuration(self, settings: ClusterSettings) -> None:
         """The cluster configuration now in use (called at start and on every change)."""
         self.config_generation.set(settings.generation)
         self.config_info.clear()

@@ -21,12 +21,13 @@ Dry-run requests are decided the same way; the webhook has no side effects, so n
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
-from app.kubevirt.imprint import PROVENANCE_KEY
+from app.kubevirt.imprint import PROVENANCE_KEY as PROVENANCE_KEY  # re-exported: the webhook edge names it
 from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
 
 POLICY_KEY = "instancetype-webhook.kubevirt.io/policy"

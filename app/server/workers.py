@@ -32,7 +32,8 @@ import signal
 import socket
 import time
 import urllib.request
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import MetricsHandler

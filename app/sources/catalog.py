@@ -6,8 +6,9 @@ VolumeSnapshots (snapshot.storage.k8s.io); anything else in a file is not part o
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import yaml
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import orjson
 from kubernetes import client as k8s
@@ -100,7 +101,7 @@ class Informer:
 
     def __init__(self, name: str, lister: Callable[..., Any], namespaced: bool, kind: str,
                  stop: threading.Event, watch_timeout: int, backoff: Backoff, on_contact: Callable[[], None],
-                 on_change: Callable[["Informer"], None] | None = None,
+                 on_change: Callable[[Informer], None] | None = None,
                  on_unavailable: Callable[[str], None] | None = None):
         self.name, self.lister, self.namespaced, self.kind = name, lister, namespaced, kind
         self.on_change, self.on_unavailable = on_change, on_unavailable
@@ -274,7 +275,7 @@ class ClusterSource:
         self._threads: list[threading.Thread] = []
 
     @classmethod
-    def from_config(cls, kubeconfig: str | Path | None = None, in_cluster: bool = False, **kw: Any) -> "ClusterSource":
+    def from_config(cls, kubeconfig: str | Path | None = None, in_cluster: bool = False, **kw: Any) -> ClusterSource:
         configuration = k8s.Configuration()
         if in_cluster:
             k8s_config.load_incluster_config(client_configuration=configuration)

@@ -18,9 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from app.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt, usable_kubevirt
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings

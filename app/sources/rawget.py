@@ -10,7 +10,8 @@ Authentication, TLS and proxies come from the ApiClient's configuration and conn
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import urllib3

@@ -15,9 +15,10 @@ names it. A timeout or another HTTP error is the caller's `fetch` error (SourceU
 from __future__ import annotations
 
 import time
-from functools import partial
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from functools import partial
+from typing import Any
 
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException

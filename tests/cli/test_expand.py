@@ -197,3 +197,19 @@ def test_a_kubevirt_object_among_the_documents_is_the_cluster_configuration(tmp_
     assert code == 2 and "invalid default-network-interface in config: sriov" in err
     path.write_text(yaml.safe_dump_all([VM, KUBEVIRT, KUBEVIRT]))
     assert run_cli(["expand", "-f", str(path)])[0] == 2
+
+
+def test_provenance_on_a_vm_the_webhook_refuses_prints_the_refusal_and_exits_1(tmp_path):
+    # u1.nano (512Mi) with fedora (requires 2Gi): expandable, but /mutate under expandAll denies it
+    vm = {**VM, "spec": {**VM["spec"], "instancetype": {"name": "u1.nano"}}}
+    path = tmp_path / "vm.yaml"
+    path.write_text(yaml.safe_dump(vm))
+    assert run_cli(["expand", "-f", str(path)])[0] == 0
+    code, out, err = run_cli(["expand", "--provenance", "-f", str(path)])
+    assert (code, out) == (1, "")
+    v_code, v_out, _ = run_cli(["validate", "-f", str(path)])
+    assert v_code == 1
+    verdict, *causes = v_out.splitlines()
+    assert verdict.startswith("VirtualMachine/ns/demo: rejected (422): failure checking preference requirements")
+    assert causes and all(cause.startswith("  - spec.instancetype: ") for cause in causes)
+    assert err.splitlines() == [f"rejected by the mutating webhook (422): {verdict.split(': ', 2)[2]}", *causes]

@@ -4,13 +4,12 @@ does, ppc64le (no upstream launcher) and firmware an image lacks are refused wit
 from __future__ import annotations
 
 import pytest
+from domxml_helpers import make_vmi
 from lxml import etree
 
 from app.domxml import DomainError, LauncherContext, render_domain
 from app.domxml.arch import detect_efi, traits_for
 from app.domxml.vmi_defaults import apply_vmi_defaults
-
-from domxml_helpers import make_vmi
 
 CONTAINER_DISK = [{"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]
 

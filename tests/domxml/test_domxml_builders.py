@@ -2,14 +2,24 @@
 from __future__ import annotations
 
 import pytest
+from domxml_helpers import FW_UUID, UID, assert_xml, conversion, make_vmi
 
 from app.domxml import DomainError, LauncherContext
 from app.domxml.clock import clock_element
 from app.domxml.controllers import controller_elements
 from app.domxml.cpu import cpu_element, vcpu_elements
-from app.domxml.devices import (channel_elements, console_elements, graphics_elements, input_elements,
-                                memballoon_element, rng_elements, sound_elements, tpm_elements, video_elements,
-                                watchdog_elements)
+from app.domxml.devices import (
+    channel_elements,
+    console_elements,
+    graphics_elements,
+    input_elements,
+    memballoon_element,
+    rng_elements,
+    sound_elements,
+    tpm_elements,
+    video_elements,
+    watchdog_elements,
+)
 from app.domxml.disks import disk_elements, letters
 from app.domxml.features import features_element
 from app.domxml.hostdevices import hostdev_elements, resource_variable
@@ -20,8 +30,6 @@ from app.domxml.memory import memory_backing, memory_elements
 from app.domxml.os import os_element
 from app.domxml.pinning import NumaPassthrough, Pinning
 from app.domxml.sysinfo import sysinfo_element
-
-from domxml_helpers import FW_UUID, UID, assert_xml, conversion, make_vmi
 
 POD = [{"name": "default", "pod": {}}]
 

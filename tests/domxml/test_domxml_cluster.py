@@ -1,12 +1,11 @@
 """The KubeVirt CR's configuration in the domain (app/domxml/cluster.py): VMI defaults and launcher context."""
 from __future__ import annotations
 
+from domxml_helpers import make_vmi
 from lxml import etree
 
 from app.domxml import domain_config, render_domain
 from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG
-
-from domxml_helpers import make_vmi
 
 EFI = {"memory": {"guest": "1Gi"}, "firmware": {"bootloader": {"efi": {"secureBoot": False}}}}
 

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import pytest
+from domxml_helpers import make_vmi
 
 from app.domxml import DomainError, canonical_xml, render_domain, vmi_from_vm, xml_equal
 from app.domxml.vmi import firmware_uuid
 from app.domxml.vmi_defaults import apply_vmi_defaults
-
-from domxml_helpers import make_vmi
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",

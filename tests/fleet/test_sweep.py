@@ -14,9 +14,16 @@ import httpx
 import pytest
 
 from app.cli import main
-from app.fleet.sweep import SweepOptions, Sweeper
+from app.fleet.sweep import Sweeper, SweepOptions
 from tests.fleet.fleet_cluster import (
-    VMS, catalog_fake, comparable, create_all, mixed_vm, mutate_result, vm, webhook,
+    VMS,
+    catalog_fake,
+    comparable,
+    create_all,
+    mixed_vm,
+    mutate_result,
+    vm,
+    webhook,
 )
 from tests.sources.fake_apiserver import FakeAPIServer
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import copy
 import re
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.kubevirt.expand import apply_vmi_defaults, expand, find_specs, finish_expansion
 from app.kubevirt.preference.apply import apply_preference

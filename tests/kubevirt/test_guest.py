@@ -13,7 +13,7 @@ from app.kubevirt.causes import ExpandError
 from app.kubevirt.expand import expand
 from app.kubevirt.find import find_preference_spec
 from app.kubevirt.guest import guest_changes, may_change, preserve_guest, review_guest, started_devices
-from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from app.kubevirt.settings import ClusterSettings
 from app.kubevirt.source import InMemorySource
 from app.sources.catalog import load_catalog
 from tests.kubevirt.conformance_io import source_for

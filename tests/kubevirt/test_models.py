@@ -38,7 +38,6 @@ def _schema_paths(node, path=""):
 
 
 def _model_paths(model, path=""):
-    import typing
 
     for name, field in model.model_fields.items():
         alias = field.alias or name

@@ -6,7 +6,15 @@ from fractions import Fraction
 import pytest
 
 from app.kubevirt.quantity import (
-    BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, Quantity, QuantityError, canonical, overcommit_request, parse, same_value,
+    BINARY_SI,
+    DECIMAL_EXPONENT,
+    DECIMAL_SI,
+    Quantity,
+    QuantityError,
+    canonical,
+    overcommit_request,
+    parse,
+    same_value,
 )
 
 

@@ -12,7 +12,9 @@ import json
 from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 import app.kubevirt.review as onepass
 from app.conformance import case_settings, case_source, case_vm

@@ -7,8 +7,8 @@ decorators (`fuzz_settings(...)`), never loaded globally, so other suites keep t
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings

@@ -14,7 +14,8 @@ Objects nothing touched keep their key order.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import jsonpatch
 import orjson

@@ -17,8 +17,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import jsonpatch

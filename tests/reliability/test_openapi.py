@@ -2,7 +2,7 @@
 negative cases for every operation; no 5xx, every status code and content type as documented."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 import requests
@@ -10,7 +10,7 @@ import schemathesis
 from hypothesis import given, settings
 from schemathesis import GenerationMode
 
-from tests.reliability.conftest import LONG, _BASE
+from tests.reliability.conftest import _BASE, LONG
 from tests.server.harness import Server, serve
 
 

@@ -76,7 +76,7 @@ def test_serving_without_tls_is_refused(tmp_path: Path):
 
 
 def _client_pair(directory: Path, expired: bool) -> tuple[Path, tuple[Path, Path]]:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     start, end = (now - dt.timedelta(days=3), now - dt.timedelta(days=1)) if expired else \
         (now - dt.timedelta(minutes=5), now + dt.timedelta(days=1))
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())

@@ -14,7 +14,6 @@ import base64
 import copy
 import json
 import shutil
-from pathlib import Path
 
 import httpx
 import jsonpatch
@@ -55,9 +54,8 @@ def client(tmp_path_factory: pytest.TempPathFactory):
     unlabelled = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                   "metadata": {"name": "plain", "namespace": "default"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
     (catalog / "plain-pvc.json").write_text(json.dumps(unlabelled))
-    with serve(tmp, "--policy", "expand", "--catalog", str(catalog), "--allow-vm-policy") as srv:
-        with srv.client() as c:
-            yield c
+    with serve(tmp, "--policy", "expand", "--catalog", str(catalog), "--allow-vm-policy") as srv, srv.client() as c:
+        yield c
 
 
 def stored(vm: dict, resp: dict) -> dict:

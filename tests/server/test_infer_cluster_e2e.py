@@ -12,8 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest

@@ -5,7 +5,7 @@ the object as the real one does. The writes are what `kubectl` sends: a create, 
 from __future__ import annotations
 
 import copy
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest

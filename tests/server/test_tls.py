@@ -96,7 +96,7 @@ def test_certificate_rotation_under_load_drops_nothing(tmp_path: Path):
 
 def _client_cert(directory: Path) -> tuple[Path, tuple[Path, Path]]:
     """A client CA and a client certificate (clientAuth) signed by it."""
-    now = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test client CA")])
     ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())

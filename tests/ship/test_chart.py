@@ -7,9 +7,15 @@ from pathlib import Path
 import helm_python as helm
 import pytest
 import yaml
-
 from ship_checks import (
-    Wiring, by_kind, check_ca, check_deployment, check_rbac, check_schemas, check_webhooks, load_documents,
+    Wiring,
+    by_kind,
+    check_ca,
+    check_deployment,
+    check_rbac,
+    check_schemas,
+    check_webhooks,
+    load_documents,
     webhooks,
 )
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import helm_python as helm
+from ship_checks import Wiring, check_ca, load_documents
 
 from app.certs import generate
-from ship_checks import Wiring, check_ca, load_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "instancetype-webhook"

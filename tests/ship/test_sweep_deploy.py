@@ -10,13 +10,12 @@ from pathlib import Path
 import helm_python as helm
 import pytest
 import yaml
+from ship_checks import by_kind, check_schemas, load_documents
+from test_chart import CHART, FULLNAME, NAMESPACE, RELEASE, install
 
 from app.cli import build_parser
 from app.fleet.selection import Shard
 from tests.needs import need_command
-
-from ship_checks import by_kind, check_schemas, load_documents
-from test_chart import CHART, FULLNAME, NAMESPACE, RELEASE, install
 
 ROOT = Path(__file__).resolve().parents[2]
 READ = frozenset({"get", "list", "watch"})

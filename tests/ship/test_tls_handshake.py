@@ -15,15 +15,14 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
 import yaml
 from cryptography import x509
-
 from ship_checks import match_condition_sends
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,9 +132,8 @@ def test_server_honours_the_minimum_tls_version(tmp_path):
         assert handshake(port, certs / "ca.crt", SVC_DNS)["version"] == "TLSv1.3"
         ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
         ctx.maximum_version = ssl.TLSVersion.TLSv1_2
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-            with pytest.raises(ssl.SSLError):
-                ctx.wrap_socket(raw, server_hostname=SVC_DNS)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, pytest.raises(ssl.SSLError):
+            ctx.wrap_socket(raw, server_hostname=SVC_DNS)
 
 
 def _match_condition() -> str:

@@ -8,13 +8,19 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ship_checks import (
+    Wiring,
+    check_ca,
+    check_deployment,
+    check_rbac,
+    check_schemas,
+    check_webhooks,
+    load_documents,
+    match_condition_sends,
+    webhooks,
+)
 
 from tests.needs import need_command
-
-from ship_checks import (
-    Wiring, check_ca, check_deployment, check_rbac, check_schemas, check_webhooks, load_documents,
-    match_condition_sends, webhooks,
-)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "webhook_config"

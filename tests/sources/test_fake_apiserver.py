@@ -176,8 +176,8 @@ def test_admission_through_the_real_webhook(fake, http, tmp_path: Path):
 
 def test_admission_jsonpatch_is_applied_as_the_api_server_does(fake, http):
     """A stand-in webhook that answers with a patch and a warning (no TLS needed for this part)."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Hook(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802

@@ -14,8 +14,9 @@ The input VM is never changed: the result shares every untouched part with it.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from app.kubevirt.infer.errors import InferenceError
 from app.kubevirt.infer.volume import (

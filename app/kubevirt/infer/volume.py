@@ -19,8 +19,9 @@ the kind label is copied as is, empty when absent (the cluster kind).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from app.kubevirt.infer.errors import (
     MISSING_DATA_SOURCE_SOURCE,

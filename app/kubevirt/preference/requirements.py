@@ -6,11 +6,10 @@ cause of type FieldValueNotFound whose `field` is the offending paths joined wit
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from app.kubevirt.causes import Cause
 from app.kubevirt.apply.topology import (
     ACROSS_CORES_THREADS,
     ACROSS_SOCKETS_CORES,
@@ -23,6 +22,7 @@ from app.kubevirt.apply.topology import (
     preferred_topology,
     spread_options,
 )
+from app.kubevirt.causes import Cause
 from app.kubevirt.preference.validation import UINT32, uint32
 from app.kubevirt.quantity import Quantity, parse
 

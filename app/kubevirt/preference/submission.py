@@ -13,7 +13,8 @@ The input is never changed: only the objects on a changed path are copied.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
