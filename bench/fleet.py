@@ -15,6 +15,7 @@ Results go to bench/results/fleet-<date>.json. Run: .venv/bin/python bench/fleet
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -53,10 +54,8 @@ class FakeCluster:
         return json.loads(self.proc.stdout.readline())
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(BrokenPipeError, ValueError):
             self.ask("quit")
-        except (BrokenPipeError, ValueError):
-            pass
         self.proc.wait(10)
 
 
@@ -115,11 +114,12 @@ def main() -> int:
         tls = write_self_signed(work)
         cert, key = tls.cert, tls.key
         port = free_port()
-        webhook = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--kubeconfig", str(config), "--policy", "expandAll",
-             "--host", "127.0.0.1", "--port", str(port), "--tls-cert", str(cert), "--tls-key", str(key),
-             "--metrics-port", "0", "--log-level", "warning"],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(work / "webhook.log", "w"))
+        with open(work / "webhook.log", "w") as log:  # the webhook keeps its own copy of the descriptor
+            webhook = subprocess.Popen(
+                [sys.executable, "-m", "app", "serve", "--kubeconfig", str(config), "--policy", "expandAll",
+                 "--host", "127.0.0.1", "--port", str(port), "--tls-cert", str(cert), "--tls-key", str(key),
+                 "--metrics-port", "0", "--log-level", "warning"],
+                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
         url = f"https://127.0.0.1:{port}"
         result["webhook_ready_s"] = wait_ready(url, cert)
         result["webhook_rss_ready_mb"] = rss_mb(webhook.pid)
@@ -171,7 +171,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"fleet-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps(result, indent=2))
-    fa, au, sw = result["fake_alone"], result["audit"], result["sweep"]
+    fa, au = result["fake_alone"], result["audit"]
     print(f"fake API server alone: LIST {fa['list_vms_per_s']:.0f} VMs/s (pages of 500), GET {fa['get_per_s']:.0f}/s (8 clients)")
     print(f"webhook: ready in {result['webhook_ready_s']:.1f}s, RSS {result['webhook_rss_ready_mb']:.0f} MB ready, "
           f"{result['webhook_rss_after_mb']:.0f} MB after the sweep  [{'met' if met['webhook_rss_mb'] else 'MISSED'}]")

@@ -54,7 +54,7 @@ def _difference(a: etree._Element, b: etree._Element) -> str | None:
         return f"{_path(a)}: attributes {dict(a.attrib)} != {dict(b.attrib)}"
     if (a.text or None) != (b.text or None):
         return f"{_path(a)}: text {a.text!r} != {b.text!r}"
-    for child_a, child_b in zip(a, b):
+    for child_a, child_b in zip(a, b, strict=False):  # a length difference is reported below
         found = _difference(child_a, child_b)
         if found:
             return found

@@ -58,7 +58,7 @@ def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
     if ctx.architecture and vmi_arch != ctx.architecture:
         raise DomainError(f"the VMI is for {vmi_arch} but the launcher context is {ctx.architecture}: "
                           "only same-architecture domains are generated")
-    conv.arch  # refuses an architecture without a launcher
+    _ = conv.arch  # refuses an architecture without a launcher
     if conv.efi is not None:
         efi_files(conv)  # virt-launcher resolves the firmware before it converts: its error comes first
     plan = plan_iothreads(conv)

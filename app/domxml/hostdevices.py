@@ -47,7 +47,7 @@ def _vgpu_display(gpus: list[dict], elements: list[Element]) -> None:
     """Mediated (vGPU) devices: display/ramfb from virtualGPUOptions, or on for the first one by default."""
     explicit = any(((g.get("virtualGPUOptions") or {}).get("display")) is not None for g in gpus)
     first_default = True
-    for gpu, element in zip(gpus, elements):
+    for gpu, element in zip(gpus, elements, strict=True):
         if element.get("type") != "mdev":
             continue
         display = (gpu.get("virtualGPUOptions") or {}).get("display")

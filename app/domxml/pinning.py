@@ -76,7 +76,7 @@ class NumaPassthrough:
 
     def numa(self) -> Element:
         numa = new("numa")
-        for (index, cell, vcpus), memory in zip(self.cells, self.memory):
+        for (index, cell, vcpus), memory in zip(self.cells, self.memory, strict=True):
             cell_el = sub(numa, "cell", {"id": index, "cpus": ",".join(str(v) for v in vcpus),
                                          "memory": memory, "unit": "b"})
             distances = sub(cell_el, "distances")

@@ -93,7 +93,7 @@ def _object_defaults(domain: dict) -> None:
         _enable(features.get(name))
     hyperv = features.get("hyperv")
     if hyperv is not None:
-        for name, state in hyperv.items():
+        for state in hyperv.values():
             if isinstance(state, dict):
                 _enable(state)
         spinlocks = hyperv.get("spinlocks")

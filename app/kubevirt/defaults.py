@@ -101,10 +101,10 @@ def _set_resource_requests(domain: dict[str, Any], settings: ClusterSettings) ->
     if not _is_zero(limits.get("cpu")) and _is_zero(requests.get("cpu")):
         requests = {**requests, "cpu": limits["cpu"]}
         changed = True
-    if _custom_cpu_request(settings.cpu_request) and "cpu" not in requests:
-        if not (domain.get("cpu") or {}).get("dedicatedCpuPlacement"):
-            requests = {**requests, "cpu": settings.cpu_request}
-            changed = True
+    if (_custom_cpu_request(settings.cpu_request) and "cpu" not in requests
+            and not (domain.get("cpu") or {}).get("dedicatedCpuPlacement")):
+        requests = {**requests, "cpu": settings.cpu_request}
+        changed = True
     if changed:
         domain["resources"] = {**resources, "requests": requests}
 

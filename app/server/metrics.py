@@ -37,7 +37,7 @@ class Latency:
 
     def cumulative(self) -> list[tuple[str, int]]:
         out, total = [], 0
-        for bound, count in zip((*(repr(float(b)) for b in BUCKETS), "+Inf"), self.counts):
+        for bound, count in zip((*(repr(float(b)) for b in BUCKETS), "+Inf"), self.counts, strict=True):
             total += count
             out.append((bound, total))
         return out

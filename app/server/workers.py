@@ -23,6 +23,7 @@ answers reviews:
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import http.server
 import logging
@@ -66,10 +67,8 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 def _die_with_parent() -> None:
     """Linux: SIGTERM this worker when the supervisor dies (PR_SET_PDEATHSIG), so none is left behind."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 # ---- /metrics of all workers ----------------------------------------------------------------------
@@ -163,10 +162,8 @@ class Supervisor:
     def _signal(self, sig: int, _frame: Any) -> None:
         self.stopping += 1
         for pid in list(self.pids):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
 
     def _reap(self) -> list[int]:
         """Indexes of workers that exited and should be started again."""
@@ -209,10 +206,8 @@ class Supervisor:
         try:
             while self.pids or (restart_at and not self.stopping):
                 ready: list[Any] = []
-                try:
+                with contextlib.suppress(InterruptedError):
                     ready = select.select([server] if server else [], [], [], 0.2)[0]
-                except InterruptedError:
-                    pass
                 if ready and server is not None:
                     server._handle_request_noblock()
                 for index in self._reap():

@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -218,10 +218,8 @@ class Informer:
     def close(self) -> None:
         resp = self._response
         if resp is not None:
-            try:
+            with suppress(Exception):  # best effort on shutdown
                 resp.shutdown() if hasattr(resp, "shutdown") else resp.close()
-            except Exception:  # noqa: BLE001 (best effort on shutdown)
-                pass
 
 
 def _lines(resp: Any) -> Iterator[dict[str, Any]]:
@@ -289,7 +287,7 @@ class ClusterSource:
         self.last_contact = time.monotonic()
 
     def start(self) -> None:
-        for name, informer in self.informers.items():
+        for informer in self.informers.values():
             thread = threading.Thread(target=informer.run, name=f"watch-{informer.name}", daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -305,10 +303,7 @@ class ClusterSource:
 
     def wait_synced(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        for informer in self.informers.values():
-            if not informer.synced.wait(max(deadline - time.monotonic(), 0)):
-                return False
-        return True
+        return all(informer.synced.wait(max(deadline - time.monotonic(), 0)) for informer in self.informers.values())
 
     # -- Source ---------------------------------------------------------------------------------
 

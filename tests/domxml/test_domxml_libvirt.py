@@ -110,9 +110,9 @@ def _corpus() -> list[tuple[str, str, bool]]:
         section = case.get("domxml")
         vm = case.get("expected", {}).get("vm")
         if section and "xml" in section["expected"]:
-            items.append((f"case-{case['name']}", render_member(case, lambda: section["input"]["vmi"]), admitted))
+            items.append((f"case-{case['name']}", render_member(case, lambda s=section: s["input"]["vmi"]), admitted))
         if section and "xml" in section.get("fromVm", {}):
-            items.append((f"fromvm-{case['name']}", render_member(case, lambda: started_vmi(case)), admitted))
+            items.append((f"fromvm-{case['name']}", render_member(case, lambda c=case: started_vmi(c)), admitted))
         elif vm and not section:
             try:
                 xml = render_domain(vmi_from_vm(vm))

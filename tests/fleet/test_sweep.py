@@ -146,7 +146,7 @@ def test_audit_counts_then_the_sweep_does_exactly_that(cluster):
             return mutate_result(client, {**source, "status": before[key].get("status", {})})
 
         with ThreadPoolExecutor(8) as pool:
-            for key, want in zip(flattened, pool.map(expected, flattened)):
+            for key, want in zip(flattened, pool.map(expected, flattened), strict=True):
                 assert comparable(after[key]) == comparable(want), key  # what /mutate gives for it
 
         # idempotent: nothing left to write

@@ -36,7 +36,7 @@ def first_difference(actual: Any, expected: Any, path: str = "") -> str | None:
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
             return f"{path}: {len(actual)} items, expected {len(expected)}: {actual!r} vs {expected!r}"
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             diff = first_difference(a, e, f"{path}[{i}]")
             if diff:
                 return diff

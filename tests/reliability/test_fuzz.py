@@ -135,11 +135,11 @@ def test_oversized_body_is_refused_before_it_is_all_sent(expand_server: Server):
     """A Content-Length over the cap gets 413 while the client has sent only a few bytes."""
     host, port = expand_server.url.removeprefix("https://").split(":")
     ctx = expand_server.certs.client_context()
-    with socket.create_connection((host, int(port)), timeout=5) as raw:
-        with ctx.wrap_socket(raw, server_hostname=host) as tls:
-            tls.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        b"Content-Length: 1073741824\r\n\r\n{\"apiVersion\":")
-            reply = _read_reply(tls)
+    with socket.create_connection((host, int(port)), timeout=5) as raw, \
+            ctx.wrap_socket(raw, server_hostname=host) as tls:
+        tls.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1073741824\r\n\r\n{\"apiVersion\":")
+        reply = _read_reply(tls)
     assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
     assert b'"error"' in reply
 

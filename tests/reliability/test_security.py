@@ -36,9 +36,9 @@ def _handshake(server: Server, version: ssl.TLSVersion) -> str:
     ctx.minimum_version = ctx.maximum_version = version
     host, port = server.url.removeprefix("https://").split(":")
     try:
-        with socket.create_connection((host, int(port)), timeout=5) as raw:
-            with ctx.wrap_socket(raw, server_hostname=host) as tls:
-                return str(tls.version())
+        with socket.create_connection((host, int(port)), timeout=5) as raw, \
+                ctx.wrap_socket(raw, server_hostname=host) as tls:
+            return str(tls.version())
     except (ssl.SSLError, OSError) as exc:
         return f"refused: {exc}"
 

@@ -22,10 +22,9 @@ RENAMED = "the Matcher Name has been updated without updating the RevisionName"
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory):
-    with serve(tmp_path_factory.mktemp("matchers"), env={"INSTANCETYPE_WEBHOOK_POLICY": "expand",
-                                                                   "INSTANCETYPE_WEBHOOK_ALLOW_VM_POLICY": "true"}) as srv:
-        with srv.client() as c:
-            yield c
+    env = {"INSTANCETYPE_WEBHOOK_POLICY": "expand", "INSTANCETYPE_WEBHOOK_ALLOW_VM_POLICY": "true"}
+    with serve(tmp_path_factory.mktemp("matchers"), env=env) as srv, srv.client() as c:
+        yield c
 
 
 def vm_with(policy: str | None = None, **matchers: dict) -> dict:

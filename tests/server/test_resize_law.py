@@ -176,7 +176,7 @@ def test_preference_only_change_keeps_the_recorded_instance_type() -> None:
 def test_resize_and_back_is_the_original_flat_vm() -> None:
     ctx = _ctx([])
     checked = 0
-    for name, vm, objects in [*TEMPLATES[::2], TEMPLATES[-1]]:
+    for name, vm, _objects in [*TEMPLATES[::2], TEMPLATES[-1]]:
         ok, flat_a = _store(_named(vm, "u1.medium"), None, ctx)
         if not ok:
             continue

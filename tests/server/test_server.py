@@ -129,7 +129,7 @@ def test_dry_run_is_answered_the_same(client: httpx.Client, server: Server):
     body = review(VM, dryRun=True)
     resp = post(client, "/mutate", body)
     assert resp["allowed"] and patch_of(resp)
-    line = next(json.loads(l) for l in server.logs().splitlines() if body["request"]["uid"] in l)
+    line = next(json.loads(entry) for entry in server.logs().splitlines() if body["request"]["uid"] in entry)
     assert line["dryRun"] is True and line["patchOps"] == len(patch_of(resp))
 
 
@@ -264,7 +264,7 @@ def test_metrics_endpoint(client: httpx.Client, server: Server):
 def test_one_json_log_line_per_review_without_the_object(client: httpx.Client, server: Server):
     body = review(VM)
     post(client, "/validate", body)
-    lines = [json.loads(l) for l in server.logs().splitlines() if body["request"]["uid"] in l]
+    lines = [json.loads(entry) for entry in server.logs().splitlines() if body["request"]["uid"] in entry]
     assert len(lines) == 1
     line = lines[0]
     assert {k: line[k] for k in ("endpoint", "kind", "namespace", "name", "operation", "dryRun", "allowed")} == {

@@ -31,9 +31,9 @@ def _served_cert(url: str, ctx: ssl.SSLContext) -> bytes:
     import socket
 
     host, port = url.removeprefix("https://").split(":")
-    with socket.create_connection((host, int(port)), timeout=3) as sock:
-        with ctx.wrap_socket(sock, server_hostname=host) as tls:
-            der = tls.getpeercert(binary_form=True)
+    with socket.create_connection((host, int(port)), timeout=3) as sock, \
+            ctx.wrap_socket(sock, server_hostname=host) as tls:
+        der = tls.getpeercert(binary_form=True)
     return der
 
 

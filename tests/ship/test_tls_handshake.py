@@ -51,9 +51,9 @@ def generate(out: Path, *extra: str) -> str:
 def handshake(port: int, ca: Path, server_hostname: str) -> dict:
     """A TLS handshake to 127.0.0.1 that verifies the chain against `ca` and the name `server_hostname`."""
     ctx = ssl.create_default_context(cafile=str(ca))
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with ctx.wrap_socket(raw, server_hostname=server_hostname) as tls:
-            return {"cert": tls.getpeercert(), "version": tls.version()}
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
+            ctx.wrap_socket(raw, server_hostname=server_hostname) as tls:
+        return {"cert": tls.getpeercert(), "version": tls.version()}
 
 
 @contextmanager

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 import json
 import re
 import socket
@@ -383,10 +384,8 @@ class FakeAPIServer:
         """Cut every open watch connection (no clean end of stream)."""
         with self.lock:
             for sock in list(self.watchers):
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
             self.watchers.clear()
             self.lock.notify_all()
 
@@ -652,7 +651,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for text in warnings:
-            self.send_header("Warning", '299 - "%s"' % text.replace('"', "'"))
+            self.send_header("Warning", '299 - "{}"'.format(text.replace('"', "'")))
         self.end_headers()
         self.wfile.write(data)
 

@@ -14,14 +14,14 @@ def apply_firmware_preferences(prefs: dict[str, Any], domain: dict[str, Any]) ->
     firmware["bootloader"] = boot
     if prefs.get("preferredUseBios") and boot.get("bios") is None and boot.get("efi") is None:
         boot["bios"] = {}
-    if prefs.get("preferredUseBiosSerial") is not None and boot.get("bios") is not None:
-        if boot["bios"].get("useSerial") is None:
-            boot["bios"] = {**boot["bios"], "useSerial": prefs["preferredUseBiosSerial"]}
+    if (prefs.get("preferredUseBiosSerial") is not None and boot.get("bios") is not None
+            and boot["bios"].get("useSerial") is None):
+        boot["bios"] = {**boot["bios"], "useSerial": prefs["preferredUseBiosSerial"]}
     if boot.get("efi") is None and boot.get("bios") is None and prefs.get("preferredEfi") is not None:
         boot["efi"] = go_clone(prefs["preferredEfi"])
         return
     if prefs.get("preferredUseEfi") and boot.get("efi") is None and boot.get("bios") is None:
         boot["efi"] = {}
-    if prefs.get("preferredUseSecureBoot") is not None and boot.get("efi") is not None:
-        if boot["efi"].get("secureBoot") is None:
-            boot["efi"] = {**boot["efi"], "secureBoot": prefs["preferredUseSecureBoot"]}
+    if (prefs.get("preferredUseSecureBoot") is not None and boot.get("efi") is not None
+            and boot["efi"].get("secureBoot") is None):
+        boot["efi"] = {**boot["efi"], "secureBoot": prefs["preferredUseSecureBoot"]}

@@ -144,13 +144,10 @@ def check_requirements(
     if preference is None:
         return None
     requirements = _mapping(preference.get("requirements"))
-    if requirements.get("cpu") is not None:
-        if (shortfall := check_cpu(instancetype, preference, vmi_spec)) is not None:
-            return shortfall.to_cause()
-    if requirements.get("memory") is not None:
-        if (shortfall := check_memory(instancetype, preference, vmi_spec)) is not None:
-            return shortfall.to_cause()
-    if requirements.get("architecture") is not None:
-        if (shortfall := check_architecture(preference, vmi_spec)) is not None:
-            return shortfall.to_cause()
+    if requirements.get("cpu") is not None and (shortfall := check_cpu(instancetype, preference, vmi_spec)) is not None:
+        return shortfall.to_cause()
+    if requirements.get("memory") is not None and (shortfall := check_memory(instancetype, preference, vmi_spec)) is not None:
+        return shortfall.to_cause()
+    if requirements.get("architecture") is not None and (shortfall := check_architecture(preference, vmi_spec)) is not None:
+        return shortfall.to_cause()
     return None
