@@ -45,7 +45,8 @@ def verdicts(runs: list[dict[str, Any]], memory: dict[str, Any] | None) -> list[
     out = []
     for target, limit in RATIO_TARGETS.items():
         run = _find(runs, target) or {}
-        out.append(_verdict(f"/{target} req/s vs floor (c{TARGET_CONCURRENCY}, plain)", run.get("ratio_to_floor"), limit, True))
+        out.append(_verdict(f"/{target} req/s vs floor (c{TARGET_CONCURRENCY}, plain)", run.get("ratio_to_floor"),
+                            limit, True))
         p99 = (run.get("latency_ms") or {}).get("p99")
         out.append(_verdict(f"/{target} p99 ms (c{TARGET_CONCURRENCY}, plain)", p99, P99_MAX_MS, False))
     if memory:

@@ -79,7 +79,8 @@ def admission_review(vm: dict[str, Any], operation: str = "CREATE") -> dict[str,
             "object": copy.deepcopy(vm),
             "oldObject": None,
             "dryRun": False,
-            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "kubectl-client-side-apply"},
+            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions",
+                        "fieldManager": "kubectl-client-side-apply"},
         },
     }
 

@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                        "p99": round(lat[int(len(lat) * 0.99) - 1 if len(lat) > 1 else 0] * 1000, 2),
                        "max": round(lat[-1] * 1000, 2)},
         "rss_mib": {"ready": round(rss_ready / 2**20, 1), "start": round(rss_start / 2**20, 1),
-                    "end": round(rss_end / 2**20, 1), "max": round(max([rss_end, *(s[1] for s in samples)]) / 2**20, 1)},
+                    "end": round(rss_end / 2**20, 1),
+                    "max": round(max([rss_end, *(s[1] for s in samples)]) / 2**20, 1)},
         "rss_growth": round(rss_end / rss_start - 1, 4), "warmup_s": warmup, "server_alive": alive,
     }
     print(json.dumps(figures, indent=1))

@@ -57,7 +57,8 @@ def data_volume(i: int) -> dict:
         "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": f"vm-{i:06d}",
                              "uid": str(uuid.uuid4()), "controller": True, "blockOwnerDeletion": True}],
         "managedFields": managed_fields("virt-controller")},
-        "spec": {"sourceRef": {"kind": "DataSource", "name": "fedora", "namespace": "openshift-virtualization-os-images"},
+        "spec": {"sourceRef": {"kind": "DataSource", "name": "fedora",
+                               "namespace": "openshift-virtualization-os-images"},
                  "storage": {"resources": {"requests": {"storage": "30Gi"}}}},
         "status": {"phase": "Succeeded", "progress": "100.0%", "claimName": name, "conditions": [
             {"type": "Bound", "status": "True", "reason": "Bound", "lastTransitionTime": "2026-08-01T09:01:00Z",

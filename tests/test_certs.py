@@ -28,7 +28,8 @@ def test_service_hosts_lists_every_name_the_api_server_may_use():
     assert certs.service_hosts("itw", "kv", "corp.example")[3] == "itw.kv.svc.corp.example"
 
 
-@pytest.mark.parametrize("service,namespace", [("Itw", "kv"), ("itw", "kv_1"), ("", "kv"), ("itw", "-kv"), ("a" * 64, "kv")])
+@pytest.mark.parametrize("service,namespace",
+                         [("Itw", "kv"), ("itw", "kv_1"), ("", "kv"), ("itw", "-kv"), ("a" * 64, "kv")])
 def test_service_hosts_rejects_names_that_are_not_dns_labels(service, namespace):
     with pytest.raises(certs.CertError, match="DNS-1123"):
         certs.service_hosts(service, namespace)

@@ -21,7 +21,8 @@ def test_copy_equals_shared():
 
 def test_copy_has_what_the_tests_read():
     for rel in ("conformance/README.md", "kubevirt-crds/virtualmachines.kubevirt.io.yaml",
-                "cdi-crds/datavolumes.cdi.kubevirt.io.yaml", "snapshot-crds/snapshot.storage.k8s.io_volumesnapshots.yaml",
+                "cdi-crds/datavolumes.cdi.kubevirt.io.yaml",
+                "snapshot-crds/snapshot.storage.k8s.io_volumesnapshots.yaml",
                 "common-instancetypes/common-clusterinstancetypes-bundle.yaml", "tools/libvirt-check.sh"):
         assert (SHARED / rel).is_file(), rel
     assert len(list((SHARED / "conformance").glob("*.json"))) >= 200
@@ -49,10 +50,12 @@ def test_sync_reports_and_applies_added_changed_removed(tmp_path):
 
 def test_command_check_mode_and_missing_shared(tmp_path):
     shared = _tree(tmp_path / "shared", {"conformance/a.json": "{}"})
-    check = subprocess.run([sys.executable, str(TOOL), "--from", str(shared), "--check"], capture_output=True, text=True)
+    check = subprocess.run([sys.executable, str(TOOL), "--from", str(shared), "--check"], capture_output=True,
+                           text=True)
     assert check.returncode == 1  # the repository's copy has far more files than this one-file tree
     assert "A conformance/a.json" in check.stdout.splitlines()
     assert check.stdout.splitlines()[-1].startswith(f"tests/data/shared differ from {shared}: 1 added, 0 changed, ")
     assert not (SHARED / "conformance/a.json").exists()  # --check changed nothing
-    missing = subprocess.run([sys.executable, str(TOOL), "--from", str(tmp_path / "nope")], capture_output=True, text=True)
+    missing = subprocess.run([sys.executable, str(TOOL), "--from", str(tmp_path / "nope")], capture_output=True,
+                             text=True)
     assert missing.returncode == 2 and "no shared directory" in missing.stderr

@@ -118,7 +118,8 @@ def sync(shared: Path, copy: Path = COPY) -> Changes:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from", dest="shared", metavar="DIR", help=f"the shared directory (default: ${ENV} or ../shared)")
+    parser.add_argument("--from", dest="shared", metavar="DIR",
+                        help=f"the shared directory (default: ${ENV} or ../shared)")
     parser.add_argument("--check", action="store_true", help="only report differences; exit 1 when there are any")
     args = parser.parse_args(argv)
     shared = Path(args.shared) if args.shared else find_shared()

@@ -25,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="ecdsa (P-256, default) or rsa")
     parser.add_argument("--rsa-bits", type=int, choices=certs.RSA_SIZES, default=2048,
                         help="RSA key size with --key-type rsa (default 2048)")
-    parser.add_argument("--cluster-domain", default="cluster.local", help="the cluster's DNS domain (default cluster.local)")
+    parser.add_argument("--cluster-domain", default="cluster.local",
+                        help="the cluster's DNS domain (default cluster.local)")
     parser.add_argument("--san", action="append", default=[], metavar="HOST",
                         help="an extra DNS name or IP address for the serving certificate (repeatable)")
     parser.add_argument("--force", action="store_true", help="replace existing files in --out")

@@ -93,7 +93,8 @@ def stored_by_webhook(vm: dict[str, Any], source: Any, settings: Any, err: TextI
     from app.server.mutate import answer_vm
 
     namespace = (vm.get("metadata") or {}).get("namespace") or "default"
-    answer = answer_vm(vm, None, "CREATE", namespace, ReviewContext(source=source, policy="expandAll", cluster=settings))
+    answer = answer_vm(vm, None, "CREATE", namespace,
+                       ReviewContext(source=source, policy="expandAll", cluster=settings))
     for warning in answer.verdict.warnings:
         print(f"warning: {warning}", file=err)
     if answer.action == "deny" or answer.flat is None:

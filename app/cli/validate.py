@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
                         help="YAML/JSON input (repeatable, - for stdin): the VM first, then any referenced objects")
-    parser.add_argument("--catalog", metavar="DIR", help="directory of instance types/preferences (default: the bundled catalogue)")
+    parser.add_argument("--catalog", metavar="DIR",
+                        help="directory of instance types/preferences (default: the bundled catalogue)")
     add_old_argument(parser)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (default text)")
     parser.set_defaults(func=run)
@@ -89,7 +90,8 @@ def verdict_json(name: str, verdict: Verdict) -> dict[str, Any]:
     return answer
 
 
-def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None, stdin: TextIO | None = None) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None,
+        stdin: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     try:
         request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None))

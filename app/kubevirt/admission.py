@@ -118,7 +118,8 @@ def verdict_for_specs(
     return verdict
 
 
-def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | None, settings: ClusterSettings) -> Verdict:
+def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | None,
+           settings: ClusterSettings) -> Verdict:
     spread = check_spread(instancetype, preference)
     if spread is not None:
         return reject([spread])

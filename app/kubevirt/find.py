@@ -55,7 +55,8 @@ class _Family:
             raise ExpandError("badRequest", f"got unexpected kind in {self.label}: {kind}") from None
 
 
-INSTANCETYPE_FAMILY = _Family("instancetype", "instancetypeRef", "InstancetypeMatcher", INSTANCETYPE, CLUSTER_INSTANCETYPE)
+INSTANCETYPE_FAMILY = _Family("instancetype", "instancetypeRef", "InstancetypeMatcher", INSTANCETYPE,
+                              CLUSTER_INSTANCETYPE)
 PREFERENCE_FAMILY = _Family("preference", "preferenceRef", "PreferenceMatcher", PREFERENCE, CLUSTER_PREFERENCE)
 
 

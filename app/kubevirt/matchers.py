@@ -66,16 +66,19 @@ def _validate_one(matcher_value: Mapping[str, Any], matcher: MatcherKind) -> lis
         causes.append(Cause(FIELD_VALUE_NOT_FOUND, f"Either Name or InferFromVolume should be provided {within}", base))
     if infer and name:
         causes.append(
-            Cause(FIELD_VALUE_NOT_SUPPORTED, "Name already set, should be cleared before setting inferFromVolume", f"{base}.name")
+            Cause(FIELD_VALUE_NOT_SUPPORTED, "Name already set, should be cleared before setting inferFromVolume",
+                  f"{base}.name")
         )
     if infer and matcher_value.get("kind"):
         causes.append(
-            Cause(FIELD_VALUE_NOT_SUPPORTED, "Kind already set, should be cleared before setting inferFromVolume", f"{base}.kind")
+            Cause(FIELD_VALUE_NOT_SUPPORTED, "Kind already set, should be cleared before setting inferFromVolume",
+                  f"{base}.kind")
         )
     policy = matcher_value.get("inferFromVolumeFailurePolicy")
     if policy is not None and policy not in FAILURE_POLICIES:
         causes.append(
-            Cause(FIELD_VALUE_INVALID, f"Invalid value '{policy}' for InferFromVolumeFailurePolicy", f"{base}.inferFromVolumeFailurePolicy")
+            Cause(FIELD_VALUE_INVALID, f"Invalid value '{policy}' for InferFromVolumeFailurePolicy",
+                  f"{base}.inferFromVolumeFailurePolicy")
         )
     return causes
 

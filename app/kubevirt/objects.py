@@ -117,7 +117,8 @@ def instancetype_causes(spec: Spec) -> list[Cause]:
     if percent < 0 or percent > 100:
         causes.append(Cause(FIELD_VALUE_INVALID, f"{path} '{percent}': must be in range between 0 and 100.", path))
     if percent != 0 and memory.get("hugepages") is not None:
-        causes.append(Cause(FIELD_VALUE_INVALID, f"{path} and spec.memory.hugepages should not be requested together.", path))
+        causes.append(Cause(FIELD_VALUE_INVALID, f"{path} and spec.memory.hugepages should not be requested together.",
+                            path))
     return causes
 
 

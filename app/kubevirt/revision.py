@@ -25,7 +25,8 @@ __all__ = ["SCHEME_NAME", "go_type_name", "stored_spec"]
 SCHEME_NAME = "kubevirt.io/client-go/kubevirt/scheme/register.go:44"
 INSTANCETYPE_GV = "instancetype.kubevirt.io/v1beta1"
 
-_OPTIONS = ("WatchEvent", "ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions", "PatchOptions")
+_OPTIONS = ("WatchEvent", "ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions",
+            "PatchOptions")
 _META_GO_PACKAGE = "v1"  # k8s.io/apimachinery/pkg/apis/meta/v1
 
 # group/version -> (Go package name, kinds) registered in KubeVirt's client scheme (client-go/kubevirt/scheme).

@@ -8,7 +8,8 @@ from types import MappingProxyType
 from typing import Any
 
 # Upstream's default machine type per architecture (virt-config `architectureConfiguration`).
-DEFAULT_MACHINE_TYPES: Mapping[str, str] = MappingProxyType({"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"})
+DEFAULT_MACHINE_TYPES: Mapping[str, str] = MappingProxyType({"amd64": "q35", "arm64": "virt",
+                                                             "s390x": "s390-ccw-virtio"})
 
 
 @dataclass(frozen=True)

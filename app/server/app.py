@@ -351,8 +351,10 @@ def create_api(hook: Webhook) -> FastAPI:
         "responses": {"400": {"description": "not a VirtualMachine"}, "413": {"description": "body too large"}}})
     async def preview_endpoint(
             request: Request, namespace: str | None = None,
-            instancetype: str | None = Query(None, pattern=SIZE_NAME, description="resize: the new instance type, NAME or KIND/NAME"),
-            preference: str | None = Query(None, pattern=SIZE_NAME, description="resize: the new preference, NAME or KIND/NAME"),
+            instancetype: str | None = Query(None, pattern=SIZE_NAME,
+                                             description="resize: the new instance type, NAME or KIND/NAME"),
+            preference: str | None = Query(None, pattern=SIZE_NAME,
+                                           description="resize: the new preference, NAME or KIND/NAME"),
     ) -> Response:
         try:
             body = await read_body(request, hook.max_body_bytes)

@@ -153,7 +153,8 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
         from app.server.resize import resize_answer
 
         # measured from the VM before the preference's submission-time values, like a fresh flattening
-        answer = resize_answer(matched, old_vm, namespace, decision, ctx, {i.matcher: i.to_dict() for i in stage.inferred})
+        answer = resize_answer(matched, old_vm, namespace, decision, ctx,
+                               {i.matcher: i.to_dict() for i in stage.inferred})
         if answer.flat is not None and matched is not vm:  # the patch goes from the VM as received
             answer.ops = make_patch(vm, answer.flat)
             answer.action = "patch" if answer.ops else "allow"

@@ -39,7 +39,8 @@ class ServerSettings(BaseSettings):
     kubeconfig: Path | None = None
     in_cluster: bool = False
     catalog: Path | None = None
-    workers: int = Field(1, ge=1, le=64, description="processes sharing the port (SO_REUSEPORT), each with its own caches")
+    workers: int = Field(1, ge=1, le=64,
+                         description="processes sharing the port (SO_REUSEPORT), each with its own caches")
     metrics_port: int = Field(8080, ge=0, le=65535)
     metrics_host: str = ""
     log_level: str = "info"
@@ -49,7 +50,8 @@ class ServerSettings(BaseSettings):
     review_deadline: float = Field(8.0, gt=0, description="seconds; below the webhook's timeoutSeconds (10)")
     deadline_action: Literal["deny", "allow"] = "deny"
     lookup_timeout: float = Field(2.0, gt=0, description="seconds for a live GET on a cache miss")
-    shutdown_delay: float = Field(2.0, ge=0, description="seconds /readyz reports false after SIGTERM before the listener closes")
+    shutdown_delay: float = Field(2.0, ge=0,
+                                  description="seconds /readyz reports false after SIGTERM before the listener closes")
     shutdown_grace: float = Field(10.0, ge=0, description="seconds to drain in-flight requests after that")
     provenance: bool = True
     kubevirt: str | None = Field(None, description="NAMESPACE/NAME of the KubeVirt CR (default: the one found)")

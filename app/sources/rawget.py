@@ -72,4 +72,5 @@ class BuiltinReads:
         return raw_get(self.api, path_of("api", "v1", "namespaces", namespace, "persistentvolumeclaims", name))(**kw)
 
     def read_namespaced_controller_revision(self, name: str, namespace: str, **kw: Any) -> Any:
-        return raw_get(self.api, path_of("apis", "apps", "v1", "namespaces", namespace, "controllerrevisions", name))(**kw)
+        return raw_get(self.api,
+                       path_of("apis", "apps", "v1", "namespaces", namespace, "controllerrevisions", name))(**kw)

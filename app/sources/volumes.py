@@ -60,7 +60,8 @@ class VolumeLookup:
     def get(self, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
         api = VOLUME_APIS[kind]
         if api.group:
-            call = partial(self.custom.get_namespaced_custom_object, api.group, api.version, namespace, api.plural, name)
+            call = partial(self.custom.get_namespaced_custom_object, api.group, api.version, namespace, api.plural,
+                           name)
         else:
             call = partial(self.core.read_namespaced_persistent_volume_claim, name, namespace)
         obj = self.fetch(call, f"{api.plural} {namespace}/{name}")

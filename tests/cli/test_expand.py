@@ -176,7 +176,8 @@ def test_stdin_that_is_not_utf8_is_one_line_and_exit_2(command):
     assert "<stdin>" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
 
 
-KUBEVIRT = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+KUBEVIRT = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
             "spec": {"configuration": {"network": {"defaultNetworkInterface": "masquerade"},
                                        "architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9.6.0"}}}},
             "status": {"phase": "Deployed", "defaultArchitecture": "amd64"}}

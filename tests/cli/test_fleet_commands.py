@@ -19,7 +19,8 @@ from tests.sources.fake_apiserver import FakeAPIServer
 def fake():
     server = catalog_fake()
     server.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
-    server.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kept", "labels": {POLICY_KEY: "reference"}}})
+    server.add({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "kept", "labels": {POLICY_KEY: "reference"}}})
     server.add(vm("web", "apps", "u1.medium", "fedora"))
     server.add(vm("plain", "apps", None, None))
     opted_out = vm("opted-out", "apps", "u1.small", None)

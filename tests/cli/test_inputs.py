@@ -28,7 +28,8 @@ def case(name: str) -> dict:
 
 
 def kubevirt(configuration: dict) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
             "spec": {"configuration": configuration}, "status": {"phase": "Deployed"}}
 
 

@@ -101,7 +101,8 @@ def test_hand_edit_refused_and_bad_input(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("value, expected", [("u1.large", {"name": "u1.large"}),
-                                             ("VirtualMachineInstancetype/mine", {"kind": "VirtualMachineInstancetype", "name": "mine"})])
+                                             ("VirtualMachineInstancetype/mine",
+                                              {"kind": "VirtualMachineInstancetype", "name": "mine"})])
 def test_kind_and_name(value: str, expected: dict) -> None:
     from app.kubevirt.resize import matcher
 

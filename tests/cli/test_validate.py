@@ -41,7 +41,8 @@ def write(tmp_path, name, *docs):
 
 
 def test_rejected_vm_prints_causes_and_exits_1(tmp_path, capsys):
-    status = main(["validate", "-f", write(tmp_path, "vm.yaml", VM), "-f", write(tmp_path, "objs.yaml", SMALL, NEEDS_4)])
+    status = main(["validate", "-f", write(tmp_path, "vm.yaml", VM), "-f",
+                   write(tmp_path, "objs.yaml", SMALL, NEEDS_4)])
     out = capsys.readouterr().out
     assert status == 1
     assert out.splitlines() == [
@@ -83,7 +84,9 @@ def test_matcher_validation_runs_first(tmp_path, capsys):
 
 
 def test_objects_are_admitted_when_there_is_no_vm(tmp_path, capsys):
-    bad = {**SMALL, "spec": {"cpu": {"guest": 2}, "memory": {"guest": "2Gi", "overcommitPercent": 10, "hugepages": {"pageSize": "2Mi"}}}}
+    bad = {**SMALL,
+           "spec": {"cpu": {"guest": 2},
+                    "memory": {"guest": "2Gi", "overcommitPercent": 10, "hugepages": {"pageSize": "2Mi"}}}}
     assert main(["validate", "-f", write(tmp_path, "it.yaml", bad)]) == 1
     assert "should not be requested together" in capsys.readouterr().out
     deprecated = {**NEEDS_4, "spec": {"cpu": {"preferredCPUTopology": "preferCores"}}}
@@ -135,7 +138,8 @@ def test_validate_reads_the_cluster_configuration_from_a_kubevirt_object(tmp_pat
     """Without bridge on the pod network and bridge as the default, the VMI defaults fail (code 400)."""
     vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
           "spec": {"instancetype": {"name": "u1.small"}, "template": {"spec": {"domain": {"devices": {}}}}}}
-    kubevirt = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+    kubevirt = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+                "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
                 "spec": {"configuration": {"network": {"permitBridgeInterfaceOnPodNetwork": False}}},
                 "status": {"phase": "Deployed"}}
     path = tmp_path / "vm.yaml"

@@ -78,7 +78,8 @@ def test_cpu_default_host_model_and_hotplug_vcpus():
 
 
 def test_cpu_named_model_disables_mpx_after_user_features():
-    conv = conversion(make_vmi({"cpu": {"model": "Haswell-noTSX", "features": [{"name": "pcid", "policy": "require"}]}}))
+    conv = conversion(make_vmi({"cpu": {"model": "Haswell-noTSX",
+                                        "features": [{"name": "pcid", "policy": "require"}]}}))
     assert_xml(cpu_element(conv), '<cpu mode="custom"><model>Haswell-noTSX</model>'
                '<feature name="pcid" policy="require"/><feature name="mpx" policy="disable"/>'
                '<topology sockets="4" cores="1" threads="1"/></cpu>')
@@ -158,7 +159,8 @@ def test_features_default_acpi_and_vmport():
 def test_features_hyperv_dependencies_and_order():
     vmi = make_vmi({"features": {"acpi": {"enabled": False}, "apic": {}, "smm": {}, "kvm": {"hidden": True},
                                  "pvspinlock": {"enabled": False},
-                                 "hyperv": {"synictimer": {"direct": {}}, "spinlocks": {}, "vendorid": {"vendorid": "kv"},
+                                 "hyperv": {"synictimer": {"direct": {}}, "spinlocks": {},
+                                            "vendorid": {"vendorid": "kv"},
                                             "relaxed": {"enabled": False}},
                                  "hypervPassthrough": {"enabled": True}}})
     assert_xml(features_element(conversion(vmi)), '<features><apic/><hyperv>'
@@ -288,7 +290,8 @@ def test_interfaces_tap_bindings():
         {"name": "nic2", "bridge": {}, "model": "e1000e", "macAddress": "02:00:00:00:00:01", "bootOrder": 2,
          "state": "down"},
         {"name": "vf", "sriov": {}}]}, "cpu": {"sockets": 2}},
-        networks=POD + [{"name": "nic2", "multus": {"networkName": "br"}}, {"name": "vf", "multus": {"networkName": "s"}}])
+        networks=POD + [{"name": "nic2", "multus": {"networkName": "br"}},
+                        {"name": "vf", "multus": {"networkName": "s"}}])
     assert_xml(interface_elements(conversion(vmi)),
                '<interface type="ethernet"><source/><model type="virtio-non-transitional"/>'
                '<alias name="ua-default"/><driver name="vhost" queues="2"/><rom enabled="no"/></interface>'
@@ -319,7 +322,8 @@ def test_hostdevs_from_device_plugin_env():
     assert resource_variable("PCI_RESOURCE_", "nvidia.com/TU104GL_Tesla_T4") == "PCI_RESOURCE_NVIDIA_COM_TU104GL_TESLA_T4"
     vmi = make_vmi({"devices": {"gpus": [{"name": "g", "deviceName": "nvidia.com/T4"}],
                                 "hostDevices": [{"name": "h", "deviceName": "intel.com/qat"}]}})
-    ctx = LauncherContext(env={"PCI_RESOURCE_NVIDIA_COM_T4": "0000:81:00.0", "PCI_RESOURCE_INTEL_COM_QAT": "0000:3b:01.2"})
+    ctx = LauncherContext(env={"PCI_RESOURCE_NVIDIA_COM_T4": "0000:81:00.0",
+                               "PCI_RESOURCE_INTEL_COM_QAT": "0000:3b:01.2"})
     assert_xml(hostdev_elements(conversion(vmi, ctx)),
                '<hostdev type="pci" managed="no"><source><address type="pci" domain="0x0000" bus="0x3b" slot="0x01" '
                'function="0x2"/></source><alias name="ua-hostdevice-h"/></hostdev>'
@@ -333,7 +337,8 @@ def test_hostdevs_from_device_plugin_env():
 
 def test_channel_video_graphics_console():
     conv = conversion(make_vmi())
-    assert_xml(channel_elements(conv), '<channel type="unix"><target name="org.qemu.guest_agent.0" type="virtio"/></channel>')
+    assert_xml(channel_elements(conv),
+               '<channel type="unix"><target name="org.qemu.guest_agent.0" type="virtio"/></channel>')
     assert_xml(video_elements(conv), '<video><model type="vga" heads="1" vram="16384"/></video>')
     assert_xml(graphics_elements(conv), f'<graphics type="vnc"><listen type="socket" '
                f'socket="/var/run/kubevirt-private/{UID}/virt-vnc"/></graphics>')
@@ -366,8 +371,10 @@ def test_inputs_rng_tpm_watchdog_sound():
                                             "sound": {"name": "snd", "model": "ac97"}}}))
     assert_xml(input_elements(conv), '<input type="tablet" bus="virtio" model="virtio"><alias name="ua-t1"/></input>'
                '<input type="tablet" bus="usb"><alias name="ua-t2"/></input>')
-    assert_xml(rng_elements(conv), '<rng model="virtio-non-transitional"><backend model="random">/dev/urandom</backend></rng>')
-    assert_xml(tpm_elements(conv), '<tpm model="tpm-crb"><backend type="emulator" version="2.0" persistent_state="yes"/></tpm>')
+    assert_xml(rng_elements(conv),
+               '<rng model="virtio-non-transitional"><backend model="random">/dev/urandom</backend></rng>')
+    assert_xml(tpm_elements(conv),
+               '<tpm model="tpm-crb"><backend type="emulator" version="2.0" persistent_state="yes"/></tpm>')
     assert_xml(watchdog_elements(conv), '<watchdog model="i6300esb" action="reset"><alias name="ua-wd"/></watchdog>')
     assert_xml(sound_elements(conv), '<sound model="ac97"><alias name="ua-snd"/></sound>')
     plain = conversion(make_vmi({"devices": {"tpm": {}}}))
@@ -383,7 +390,8 @@ def test_dedicated_pinning_with_isolated_emulator_and_iothread():
     assert_xml(Pinning(conv, plan_iothreads(conv)).cputune(),
                '<cputune><vcpupin vcpu="0" cpuset="0"/><vcpupin vcpu="1" cpuset="1"/>'
                '<iothreadpin iothread="1" cpuset="2"/><emulatorpin cpuset="2"/></cputune>')
-    assert_xml(features_element(conv), '<features><acpi/><kvm><hint-dedicated state="on"/></kvm><vmport state="off"/></features>')
+    assert_xml(features_element(conv),
+               '<features><acpi/><kvm><hint-dedicated state="on"/></kvm><vmport state="off"/></features>')
 
 
 def test_dedicated_pinning_needs_enough_pod_cpus():

@@ -97,7 +97,8 @@ def _preference_vm(preference: dict) -> dict:
                      "template": {"spec": {
                          "architecture": preference["spec"]["preferredArchitecture"],
                          "domain": {"devices": {}},
-                         "volumes": [{"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}},
+                         "volumes": [{"name": "rootdisk",
+                                      "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}},
                                      {"name": "cloudinit", "cloudInitNoCloud": {"userData": "#cloud-config\n"}}]}}}}
 
 

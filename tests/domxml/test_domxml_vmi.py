@@ -12,7 +12,8 @@ VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
     "metadata": {"name": "web", "namespace": "prod", "labels": {"vm-label": "x"}},
     "spec": {"template": {"metadata": {"labels": {"app": "web"}, "annotations": {"a": "b"}},
-                          "spec": {"domain": {"devices": {"autoattachInputDevice": True}, "memory": {"guest": "1Gi"}}}}},
+                          "spec": {"domain": {"devices": {"autoattachInputDevice": True},
+                                              "memory": {"guest": "1Gi"}}}}},
 }
 
 

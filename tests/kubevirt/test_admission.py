@@ -36,7 +36,8 @@ def vm(instancetype=None, preference=None, domain=None) -> dict:
         spec["instancetype"] = {"name": instancetype}
     if preference:
         spec["preference"] = {"name": preference}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm", "namespace": NS}, "spec": spec}
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm", "namespace": NS},
+            "spec": spec}
 
 
 def test_no_references_allowed():
@@ -153,7 +154,8 @@ def test_malformed_vm_is_a_400():
 
 
 def test_bad_quantity_in_requirements_is_a_clear_400():
-    source = InMemorySource([*SOURCE.objects(), cpref("p-bad", {"requirements": {"memory": {"guest": "lots"}}})], default_namespace=NS)
+    source = InMemorySource([*SOURCE.objects(), cpref("p-bad", {"requirements": {"memory": {"guest": "lots"}}})],
+                            default_namespace=NS)
     verdict = validate_vm(vm("c-2x2", "p-bad"), source)
     assert not verdict.allowed and verdict.code == 400 and "lots" in verdict.message
 
@@ -180,7 +182,8 @@ def test_conflicts_come_before_the_defaults_and_defaults_errors_are_400():
     conflicted = validate_vm(vm("c-2x2", domain={"cpu": {"sockets": 1}, "devices": {}}), SOURCE, no_bridge)
     assert conflicted.code == 422 and [c.field for c in conflicted.causes] == ["spec.template.spec.domain.cpu.sockets"]
     refused = validate_vm(vm("c-2x2"), SOURCE, no_bridge)
-    assert (refused.allowed, refused.code, refused.message) == (False, 400, "bridge interface is not enabled in kubevirt-config")
+    assert (refused.allowed, refused.code, refused.message) == (False, 400,
+                                                                "bridge interface is not enabled in kubevirt-config")
 
 
 # -- never a crash: arbitrary JSON where the VM and the referenced specs have structure --------------------
@@ -217,5 +220,6 @@ def test_validate_vm_answers_for_any_json(domain, it_spec, pref_spec):
 @settings(max_examples=150, deadline=None)
 @given(spec=JSON, kind=st.sampled_from(["VirtualMachineInstancetype", "VirtualMachineClusterPreference"]))
 def test_admit_object_answers_for_any_json(spec, kind):
-    verdict = admit_object({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": {"name": "x"}, "spec": spec})
+    verdict = admit_object({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": {"name": "x"},
+                            "spec": spec})
     assert verdict.allowed or (verdict.code in (400, 422) and verdict.message)

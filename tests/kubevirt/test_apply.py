@@ -66,7 +66,8 @@ def test_topology_helpers():
 def test_cpu_fields_are_copied_and_topology_computed():
     t = template()
     causes = apply_instancetype(t, itype(4, cpu={"model": "host-passthrough", "dedicatedCPUPlacement": True,
-                                                  "isolateEmulatorThread": True, "numa": {"guestMappingPassthrough": {}},
+                                                  "isolateEmulatorThread": True,
+                                                 "numa": {"guestMappingPassthrough": {}},
                                                   "realtime": {"mask": "0-3"}, "maxSockets": 4}))
     assert causes == []
     assert t["spec"]["domain"]["cpu"] == {"model": "host-passthrough", "dedicatedCpuPlacement": True,
@@ -148,7 +149,8 @@ def test_vm_hugepages_and_max_guest_survive_when_the_instancetype_is_silent():
 def test_every_step_conflicts_in_upstream_order():
     t = {"metadata": {"annotations": {"b": "0", "a": "0"}},
          "spec": {"nodeSelector": {}, "schedulerName": "mine",
-                  "domain": {"cpu": {"cores": 2}, "memory": {"guest": "1Gi"}, "ioThreads": {"supplementalPoolThreadCount": 1},
+                  "domain": {"cpu": {"cores": 2}, "memory": {"guest": "1Gi"},
+                             "ioThreads": {"supplementalPoolThreadCount": 1},
                              "ioThreadsPolicy": "shared", "launchSecurity": {},
                              "devices": {"gpus": [{"name": "g"}], "hostDevices": [{"name": "h"}]}}}}
     it = itype(nodeSelector={"x": "y"}, schedulerName="s", ioThreads={"supplementalPoolThreadCount": 2},
@@ -165,7 +167,8 @@ def test_the_other_steps_write_when_free():
     t = template({"devices": {"disks": []}})
     it = itype(nodeSelector={"x": "y"}, schedulerName="s", ioThreads={"supplementalPoolThreadCount": 2},
                ioThreadsPolicy="supplementalPool", launchSecurity={"sev": {"session": ""}},
-               gpus=[{"name": "g", "deviceName": "nvidia.com/A", "tag": ""}], hostDevices=[{"name": "h", "deviceName": "d"}],
+               gpus=[{"name": "g", "deviceName": "nvidia.com/A", "tag": ""}],
+               hostDevices=[{"name": "h", "deviceName": "d"}],
                annotations={"a": "1"})
     assert apply_instancetype(t, it) == []
     spec = t["spec"]

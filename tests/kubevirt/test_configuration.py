@@ -15,7 +15,8 @@ from app.kubevirt.settings import DEFAULT_SETTINGS
 
 def kubevirt(configuration=None, status=None, name="kubevirt", generation=1, **meta):
     return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
-            "metadata": {"name": name, "namespace": "kubevirt", "generation": generation, "resourceVersion": "42", **meta},
+            "metadata": {"name": name, "namespace": "kubevirt", "generation": generation, "resourceVersion": "42",
+                         **meta},
             "spec": {"configuration": configuration or {}}, "status": {"phase": "Deployed", **(status or {})}}
 
 
@@ -30,7 +31,8 @@ def test_no_configuration_is_the_defaults():
 @pytest.mark.parametrize(
     "configuration,attribute,value",
     [
-        ({"architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9.6.0"}}}, "machine_type", "pc-q35-rhel9.6.0"),
+        ({"architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9.6.0"}}}, "machine_type",
+         "pc-q35-rhel9.6.0"),
         ({"architectureConfiguration": {"amd64": {"machineType": ""}}}, "machine_type", "q35"),  # omitempty: no override
         ({"machineType": "pc-q35-legacy"}, "machine_type", "pc-q35-legacy"),
         ({"architectureConfiguration": {"defaultArchitecture": "arm64"}}, "architecture", "arm64"),
@@ -49,7 +51,8 @@ def test_one_setting_each(configuration, attribute, value):
 
 
 def test_top_level_machine_type_wins_for_every_architecture():
-    settings = settings_from_configuration({"machineType": "m", "architectureConfiguration": {"arm64": {"machineType": "a"}}})
+    settings = settings_from_configuration({"machineType": "m",
+                                            "architectureConfiguration": {"arm64": {"machineType": "a"}}})
     assert [settings.machine_type_for(a) for a in ("amd64", "arm64", "s390x", "ppc64le")] == ["m"] * 4
     per_arch = settings_from_configuration({"architectureConfiguration": {"arm64": {"machineType": "virt-9"}}})
     assert [per_arch.machine_type_for(a) for a in ("amd64", "arm64", "s390x")] == ["q35", "virt-9", "s390-ccw-virtio"]
@@ -81,7 +84,8 @@ def test_merge_is_go_unmarshal_over_the_defaults():
         ({"imagePullPolicy": "Sometimes"}, "invalid dev.imagePullPolicy in config: Sometimes"),
         ({"developerConfiguration": {"memoryOvercommit": -5}}, "invalid memoryOvercommit in ConfigMap: -5"),
         ({"developerConfiguration": {"cpuAllocationRatio": -1}}, "invalid cpu allocation ratio in ConfigMap: -1"),
-        ({"developerConfiguration": {"pvcTolerateLessSpaceUpToPercent": 101}}, "invalid lessPVCSpaceToleration in ConfigMap: 101"),
+        ({"developerConfiguration": {"pvcTolerateLessSpaceUpToPercent": 101}},
+         "invalid lessPVCSpaceToleration in ConfigMap: 101"),
         ({"network": {"defaultNetworkInterface": "sriov"}}, "invalid default-network-interface in config: sriov"),
         ({"network": {"defaultNetworkInterface": "slirp"}}, None),  # valid here, refused when a VM needs it
         ({"cpuRequest": "lots"}, "cannot decode cpuRequest"),
@@ -99,7 +103,8 @@ def test_the_kubevirt_cr_status_names_the_default_architecture():
                                                {"defaultArchitecture": "arm64"}))
     assert settings.architecture == "arm64"  # the status, as virt-config reads it
     assert settings.configuration["architectureConfiguration"]["defaultArchitecture"] == "arm64"
-    assert default_architecture(kubevirt({"architectureConfiguration": {"defaultArchitecture": "s390x"}}), None) == "s390x"
+    assert default_architecture(kubevirt({"architectureConfiguration": {"defaultArchitecture": "s390x"}}),
+                                None) == "s390x"
     assert default_architecture(None, None) == "amd64"
 
 

@@ -98,8 +98,10 @@ JUNK = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4), s
                  st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
 JUNK_SPOTS = (("status",), ("spec", "template", "metadata"), ("spec", "template", "spec", "volumes"),
               ("spec", "template", "spec", "networks"), ("spec", "template", "spec", "domain", "cpu"),
-              ("spec", "template", "spec", "domain", "memory"), ("spec", "template", "spec", "domain", "devices", "disks"),
-              ("spec", "template", "spec", "domain", "devices", "interfaces"), ("spec", "template", "spec", "domain", "resources"),
+              ("spec", "template", "spec", "domain", "memory"),
+              ("spec", "template", "spec", "domain", "devices", "disks"),
+              ("spec", "template", "spec", "domain", "devices", "interfaces"),
+              ("spec", "template", "spec", "domain", "resources"),
               ("spec", "template", "spec", "domain", "features"), ("spec", "instancetype", "kind"),
               ("spec", "preference", "name"), ("metadata", "namespace"))
 

@@ -20,7 +20,8 @@ from tests.kubevirt.conformance_io import source_for
 from tests.shared_data import conformance_cases
 
 UID = "7f6e5d4c-0000-4000-8000-000000000001"
-WINDOWS = {"devices": {"preferredAutoattachInputDevice": True, "preferredInputBus": "virtio", "preferredInputType": "tablet",
+WINDOWS = {"devices": {"preferredAutoattachInputDevice": True, "preferredInputBus": "virtio",
+                       "preferredInputType": "tablet",
                        "preferredInterfaceModel": "e1000e"}}
 
 
@@ -37,7 +38,8 @@ def flat_of(template_devices, networks=None):
 
 
 def test_the_auto_attached_input_loses_the_preferred_bus():
-    flat = flat_of({"autoattachInputDevice": True, "interfaces": [{"name": "default", "bridge": {}, "model": "e1000e"}]},
+    flat = flat_of({"autoattachInputDevice": True,
+                    "interfaces": [{"name": "default", "bridge": {}, "model": "e1000e"}]},
                    [{"name": "default", "pod": {}}])
     assert guest_changes(vm(), flat, WINDOWS) == ["flattening changes input default-0: bus virtio -> usb"]
     kept = preserve_guest(vm(), flat, WINDOWS)

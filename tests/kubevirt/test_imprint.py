@@ -128,7 +128,8 @@ def test_read_provenance_and_dotted() -> None:
 def test_strip_touches_nothing_outside_the_spec_and_never_the_matchers() -> None:
     vm = {"metadata": {"labels": {"a": "1"}}, "status": {"ready": True},
           "spec": {"instancetype": {"name": "u1.large"}, "template": {"spec": {"domain": {"devices": {}}}}}}
-    imprint = {"set": {"/metadata/labels": {"a": "1"}, "/status": {"ready": True}, "/spec/instancetype": {"name": "u1.large"},
+    imprint = {"set": {"/metadata/labels": {"a": "1"}, "/status": {"ready": True},
+                       "/spec/instancetype": {"name": "u1.large"},
                        "": 1, "/": 2}, "replaced": {"/metadata/labels/a": ["0", "1"], "x": "not a pair"}}
     stripped, edits = strip(vm, imprint)
     assert stripped == vm and edits == []

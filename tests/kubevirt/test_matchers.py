@@ -26,26 +26,30 @@ def fields(causes):
 
 def test_e18_kind_without_name():
     assert fields(validate_matchers(vm({"kind": "VirtualMachineInstancetype"}))) == [
-        ("FieldValueNotFound", "spec.instancetype", "Either Name or InferFromVolume should be provided within the InstancetypeMatcher")
+        ("FieldValueNotFound", "spec.instancetype",
+         "Either Name or InferFromVolume should be provided within the InstancetypeMatcher")
     ]
 
 
 def test_name_and_infer_from_volume_together():
     assert fields(validate_matchers(vm(preference={"name": "x", "inferFromVolume": "root"}))) == [
-        ("FieldValueNotSupported", "spec.preference.name", "Name already set, should be cleared before setting inferFromVolume")
+        ("FieldValueNotSupported", "spec.preference.name",
+         "Name already set, should be cleared before setting inferFromVolume")
     ]
 
 
 def test_kind_and_infer_from_volume_together():
     causes = validate_matchers(vm({"kind": "virtualmachineinstancetype", "inferFromVolume": "root"}))
     assert fields(causes) == [
-        ("FieldValueNotSupported", "spec.instancetype.kind", "Kind already set, should be cleared before setting inferFromVolume")]
+        ("FieldValueNotSupported", "spec.instancetype.kind",
+         "Kind already set, should be cleared before setting inferFromVolume")]
 
 
 def test_bad_failure_policy():
     causes = validate_matchers(vm({"inferFromVolume": "root", "inferFromVolumeFailurePolicy": "Maybe"}))
     assert fields(causes) == [
-        ("FieldValueInvalid", "spec.instancetype.inferFromVolumeFailurePolicy", "Invalid value 'Maybe' for InferFromVolumeFailurePolicy")
+        ("FieldValueInvalid", "spec.instancetype.inferFromVolumeFailurePolicy",
+         "Invalid value 'Maybe' for InferFromVolumeFailurePolicy")
     ]
 
 
@@ -64,7 +68,8 @@ def test_update_renaming_without_clearing_revision():
     old = vm({"name": "a", "revisionName": "rev-a"})
     new = vm({"name": "b", "revisionName": "rev-a"})
     assert fields(validate_matchers(new, old)) == [
-        ("FieldValueInvalid", "spec.instancetype.revisionName", "the Matcher Name has been updated without updating the RevisionName")
+        ("FieldValueInvalid", "spec.instancetype.revisionName",
+         "the Matcher Name has been updated without updating the RevisionName")
     ]
     assert validate_matchers(vm({"name": "b"}), old) == []
     assert validate_matchers(vm({"name": "b", "revisionName": "rev-b"}), old) == []
@@ -94,7 +99,8 @@ def test_short_names_and_wrong_family_are_unknown():
 
 def test_unknown_kind_errors_lists_each_bad_matcher():
     errors = unknown_kind_errors(vm({"name": "a", "kind": "Thing"}, {"name": "b", "kind": "virtualmachinepreferences"}))
-    assert [(m.field, text) for m, text in errors] == [("instancetype", "got unexpected kind in InstancetypeMatcher: Thing")]
+    assert [(m.field, text) for m, text in errors] == [("instancetype",
+                                                        "got unexpected kind in InstancetypeMatcher: Thing")]
 
 
 RENAMED = "the Matcher Name has been updated without updating the RevisionName"
@@ -104,8 +110,10 @@ RENAMED = "the Matcher Name has been updated without updating the RevisionName"
     "old,new,expected",
     [
         # (old spec matchers, new spec matchers, the cause fields upstream reports)
-        ({"instancetype": {"name": "a", "revisionName": "r"}}, {"instancetype": {"name": "a", "revisionName": "r", "kind": "VirtualMachineInstancetype"}}, []),
-        ({"preference": {"name": "p", "revisionName": "r"}}, {"preference": {"name": "q", "revisionName": "r"}}, ["spec.preference.revisionName"]),
+        ({"instancetype": {"name": "a", "revisionName": "r"}},
+         {"instancetype": {"name": "a", "revisionName": "r", "kind": "VirtualMachineInstancetype"}}, []),
+        ({"preference": {"name": "p", "revisionName": "r"}}, {"preference": {"name": "q", "revisionName": "r"}},
+         ["spec.preference.revisionName"]),
         ({"preference": {"name": "p", "revisionName": "r"}}, {"preference": {"name": "q", "revisionName": "r2"}}, []),
         ({"instancetype": {"name": "a"}}, {"instancetype": {"name": "a", "revisionName": "other"}}, []),
         ({"instancetype": {"name": "a", "revisionName": "r"}}, {"instancetype": {"name": "a"}}, []),
@@ -118,7 +126,8 @@ RENAMED = "the Matcher Name has been updated without updating the RevisionName"
         # the UPDATE check comes before the matcher checks of the new VM
         ({"instancetype": {"name": "a", "revisionName": "r"}},
          {"instancetype": {"name": "b", "revisionName": "r"}, "preference": {}}, ["spec.instancetype.revisionName"]),
-        ({"instancetype": {"name": "a"}}, {"instancetype": {"name": "a", "inferFromVolume": "root"}}, ["spec.instancetype.name"]),
+        ({"instancetype": {"name": "a"}}, {"instancetype": {"name": "a", "inferFromVolume": "root"}},
+         ["spec.instancetype.name"]),
     ],
 )
 def test_update_matcher_checks(old, new, expected):

@@ -78,7 +78,8 @@ def test_named_preference_writes_arch_machine_and_storage_class():
     assert matched is vm  # nothing inferred: the VM before the preference's submission-time values
 
 
-@pytest.mark.parametrize("preference", [{"name": "missing"}, {"name": "p", "kind": "bogus"}, {"name": "p", "revisionName": "gone"}])
+@pytest.mark.parametrize("preference",
+                         [{"name": "missing"}, {"name": "p", "kind": "bogus"}, {"name": "p", "revisionName": "gone"}])
 def test_a_preference_that_does_not_resolve_is_no_preference_here(preference):
     vm = {"metadata": {"name": "v"}, "spec": {"preference": preference, "template": {"spec": {"domain": {}}}}}
     mutation = mutate_vm(vm, source=InMemorySource([PREF]))

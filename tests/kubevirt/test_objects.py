@@ -42,7 +42,8 @@ def test_webhook_range_message_behind_the_schema():
 
 
 def test_schema_types_and_unknown_fields():
-    verdict = admit_object(obj(IT_KINDS[0], {"cpu": {"guest": 2, "dedicatedCPUPlacement": "yes"}, "memory": {"guest": True}}))
+    verdict = admit_object(obj(IT_KINDS[0],
+                               {"cpu": {"guest": 2, "dedicatedCPUPlacement": "yes"}, "memory": {"guest": True}}))
     assert [(c.reason, c.field) for c in verdict.causes] == [
         ("FieldValueTypeInvalid", "spec.cpu.dedicatedCPUPlacement"),
         ("FieldValueTypeInvalid", "spec.memory.guest"),
@@ -83,7 +84,8 @@ def test_missing_required_fields_are_schema_causes():
 @pytest.mark.parametrize("kind", PREF_KINDS)
 def test_unknown_topology(kind):
     verdict = admit_object(obj(kind, {"cpu": {"preferredCPUTopology": "diagonal"}}))
-    assert [(c.field, c.message) for c in verdict.causes] == [("spec.cpu.preferredCPUTopology", "unknown preferredCPUTopology diagonal")]
+    assert [(c.field, c.message) for c in verdict.causes] == [("spec.cpu.preferredCPUTopology",
+                                                               "unknown preferredCPUTopology diagonal")]
 
 
 @pytest.mark.parametrize("old,new", [("preferSockets", "sockets"), ("preferSpread", "spread"), ("preferAny", "any")])
@@ -94,8 +96,10 @@ def test_deprecated_topology_warns(old, new):
 
 
 def test_spread_across_unsupported():
-    verdict = admit_object(obj(PREF_KINDS[0], {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "Sockets"}}}))
-    assert [(c.field, c.message) for c in verdict.causes] == [("spec.cpu.spreadOptions.across", "across Sockets is not supported")]
+    verdict = admit_object(obj(PREF_KINDS[0],
+                               {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "Sockets"}}}))
+    assert [(c.field, c.message) for c in verdict.causes] == [("spec.cpu.spreadOptions.across",
+                                                               "across Sockets is not supported")]
 
 
 def test_cores_threads_needs_ratio_two():
@@ -103,14 +107,16 @@ def test_cores_threads_needs_ratio_two():
     verdict = admit_object(obj(PREF_KINDS[1], bad))
     assert verdict.causes[0].field == "spec.cpu.spreadOptions.ratio"
     assert verdict.causes[0].message == "only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads"
-    legacy = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}}, "preferSpreadSocketToCoreRatio": 3}
+    legacy = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}},
+              "preferSpreadSocketToCoreRatio": 3}
     assert not admit_object(obj(PREF_KINDS[1], legacy)).allowed
     ok = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}}}
     assert admit_object(obj(PREF_KINDS[1], ok)).allowed
 
 
 def test_across_ignored_without_spread():
-    assert admit_object(obj(PREF_KINDS[0], {"cpu": {"preferredCPUTopology": "cores", "spreadOptions": {"across": "X"}}})).allowed
+    assert admit_object(obj(PREF_KINDS[0],
+                            {"cpu": {"preferredCPUTopology": "cores", "spreadOptions": {"across": "X"}}})).allowed
 
 
 def test_preference_requirements_schema():

@@ -97,7 +97,8 @@ def test_hyperv_is_merged_field_by_field_and_go_shape_is_kept():
 
 
 def test_clock_never_partially_merges():
-    pref = {"clock": {"preferredClockOffset": {"utc": {}}, "preferredTimer": {"hpet": {"present": False, "tickPolicy": ""}}}}
+    pref = {"clock": {"preferredClockOffset": {"utc": {}},
+                      "preferredTimer": {"hpet": {"present": False, "tickPolicy": ""}}}}
     assert applied(pref)["spec"]["domain"]["clock"] == {"utc": {}, "timer": {"hpet": {"present": False}}}
     kept = applied(pref, {"domain": {"clock": {"timezone": "Europe/Paris", "timer": {}}}})["spec"]["domain"]["clock"]
     assert kept == {"timezone": "Europe/Paris", "timer": {}}
@@ -147,7 +148,8 @@ def test_submission_effects():
     vm = {"spec": {"template": {"spec": {"domain": {}}}, "dataVolumeTemplates": [
         {"spec": {"pvc": {}, "storage": {"storageClassName": "mine"}}}, {"spec": {"storage": {"storageClassName": None}}}]}}
     before = copy.deepcopy(vm)
-    out = with_submission_preferences(vm, {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
+    out = with_submission_preferences(vm,
+                                      {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
                                            "volumes": {"preferredStorageClassName": "fast"}})
     assert vm == before  # never changed in place
     assert out["spec"]["template"]["spec"]["architecture"] == "arm64"
@@ -164,7 +166,8 @@ def test_submission_effects():
 
 def test_submission_without_template_only_touches_data_volume_templates():
     vm = {"spec": {"dataVolumeTemplates": [{"spec": {"pvc": {}}}]}}
-    out = with_submission_preferences(vm, {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
+    out = with_submission_preferences(vm,
+                                      {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},
                                            "volumes": {"preferredStorageClassName": "fast"}})
     assert out == {"spec": {"dataVolumeTemplates": [{"spec": {"pvc": {"storageClassName": "fast"}}}]}}
     assert with_submission_preferences(vm, {"preferredArchitecture": "arm64"}) is vm

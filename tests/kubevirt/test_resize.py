@@ -39,7 +39,8 @@ def _named(vm: dict, instancetype: str | None = None, preference: str | None = N
 def _flattened(vm: dict) -> dict:
     """`vm` flattened, with a provenance annotation holding its imprint (as /mutate stores it)."""
     flat = expand(vm, CATALOG)
-    record = {"instancetype": {"name": vm["spec"]["instancetype"]["name"]}, **imprint_from_patch(vm, flat, make_patch(vm, flat))}
+    record = {"instancetype": {"name": vm["spec"]["instancetype"]["name"]},
+              **imprint_from_patch(vm, flat, make_patch(vm, flat))}
     flat["metadata"] = {**flat["metadata"], "annotations": {PROVENANCE_KEY: orjson.dumps(record).decode()}}
     return flat
 

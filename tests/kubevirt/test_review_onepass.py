@@ -102,7 +102,8 @@ def variants(draw):
         return case, vm, None
     for spot, key, values in draw(st.lists(EDITS, max_size=4)):
         _set(vm, spot, key, draw(values))
-    names = [o["metadata"]["name"] for k in ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences")
+    names = [o["metadata"]["name"] for k in ("instancetypes", "clusterInstancetypes", "preferences",
+                                             "clusterPreferences")
              for o in case["input"].get(k) or [] if isinstance(o.get("metadata"), dict) and "name" in o["metadata"]]
     for matcher in ("instancetype", "preference"):
         choice = draw(st.sampled_from(["keep", "drop", "other", "missing"]))

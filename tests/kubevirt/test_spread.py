@@ -44,7 +44,8 @@ def test_legacy_ratio_then_spread_options_ratio_wins():
     legacy = {"cpu": {"preferredCPUTopology": "spread"}, "preferSpreadSocketToCoreRatio": 4}
     assert check_spread(it(8), legacy) is None
     assert "Ratio of 4" in check_spread(it(6), legacy).message
-    both = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"ratio": 3}}, "preferSpreadSocketToCoreRatio": 4}
+    both = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"ratio": 3}},
+            "preferSpreadSocketToCoreRatio": 4}
     assert check_spread(it(6), both) is None
     assert "Ratio of 3" in check_spread(it(8), both).message
 
@@ -56,9 +57,11 @@ def test_cores_threads_message():
     )
 
 
-@pytest.mark.parametrize("n,ratio,bad", [(2, 2, True), (4, 2, False), (12, 3, False), (6, 2, True), (36, 4, True), (24, 4, False)])
+@pytest.mark.parametrize("n,ratio,bad",
+                         [(2, 2, True), (4, 2, False), (12, 3, False), (6, 2, True), (36, 4, True), (24, 4, False)])
 def test_sockets_cores_threads_needs_even_and_ratio(n, ratio, bad):
-    pref = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "SocketsCoresThreads", "ratio": ratio}}}
+    pref = {"cpu": {"preferredCPUTopology": "spread",
+                    "spreadOptions": {"across": "SocketsCoresThreads", "ratio": ratio}}}
     cause = check_spread(it(n), pref)
     assert (cause is not None) is bad
     if bad:

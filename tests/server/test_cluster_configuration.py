@@ -26,7 +26,8 @@ SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachi
 
 
 def kubevirt(configuration: dict, phase: str = "Deployed") -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
             "spec": {"configuration": configuration},
             "status": {"phase": phase, "defaultArchitecture": "amd64"} if phase else {}}
 
@@ -140,8 +141,10 @@ def test_stored_revisions_come_from_the_live_cluster(tmp_path: Path):
     one, and one upstream cannot decode is refused with upstream's text."""
     fake = FakeAPIServer()
     fake.add(SMALL)  # live: 1 vCPU
-    fake.add_revision(_revision("small-r1", "instancetype.kubevirt.io/v1beta1", {"cpu": {"guest": 4}, "memory": {"guest": "4Gi"}}))
-    fake.add_revision(_revision("small-old", "instancetype.kubevirt.io/v1alpha1", {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}))
+    fake.add_revision(_revision("small-r1", "instancetype.kubevirt.io/v1beta1",
+                                {"cpu": {"guest": 4}, "memory": {"guest": "4Gi"}}))
+    fake.add_revision(_revision("small-old", "instancetype.kubevirt.io/v1alpha1",
+                                {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}))
     config = tmp_path / "kubeconfig"
     config.write_text(fake.kubeconfig())
     pinned = copy.deepcopy(VM)

@@ -31,7 +31,8 @@ from tests.server.harness import review, serve
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences", "controllerRevisions",
                "persistentVolumeClaims", "dataVolumes", "dataSources", "volumeSnapshots")
-NAMESPACED_KEYS = ("instancetypes", "preferences", "controllerRevisions", "persistentVolumeClaims", "dataVolumes", "dataSources",
+NAMESPACED_KEYS = ("instancetypes", "preferences", "controllerRevisions", "persistentVolumeClaims", "dataVolumes",
+                   "dataSources",
                    "volumeSnapshots")
 CASES = conformance_cases()
 
@@ -183,7 +184,8 @@ def _configuration(case: dict) -> str:
 def _kubevirt(configuration: dict) -> dict:
     """The KubeVirt object that carries a case's kubevirtConfiguration into the server's catalogue
     (offline, a KubeVirt object among the catalogue's manifests is the cluster configuration)."""
-    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
             "spec": {"configuration": configuration}}
 
 
@@ -211,7 +213,8 @@ def test_conformance_over_https(tmp_path: Path, group: int) -> None:
             stage = _stage_answer(case)
             problems = []
             if stage is None or stage["allowed"]:  # the API server calls /validate only after admission so far
-                problems += _check_validate(case, _post(client, "/validate", review(_staged_vm(case), operation, old=old)))
+                problems += _check_validate(case,
+                                            _post(client, "/validate", review(_staged_vm(case), operation, old=old)))
             problems += _check_mutate(case, _post(client, "/mutate", review(vm, operation, old=old)))
             if problems:
                 failures[case["name"]] = problems

@@ -100,7 +100,8 @@ def test_missing_label_under_ignore_removes_the_matcher(client: httpx.Client):
     vm["spec"]["instancetype"] = {"inferFromVolume": "plaindisk", **IGNORE}
     vm["spec"]["preference"] = {"name": "fedora"}
     vm["spec"]["template"]["spec"]["domain"]["memory"] = {"guest": "2Gi"}  # the fallback that stays
-    vm["spec"]["template"]["spec"]["volumes"].append({"name": "plaindisk", "persistentVolumeClaim": {"claimName": "plain"}})
+    vm["spec"]["template"]["spec"]["volumes"].append({"name": "plaindisk",
+                                                      "persistentVolumeClaim": {"claimName": "plain"}})
     resp = post(client, "/mutate", review(vm))
     flat, prov = without_provenance(stored(vm, resp))
     assert "instancetype" not in flat["spec"] and "instancetype" not in prov

@@ -137,7 +137,8 @@ def test_cdi_not_installed_is_a_clear_error(cluster, api: httpx.Client):
     fake.uninstall("cdi.kubevirt.io")
     try:
         started = time.monotonic()
-        resp = api.post(VMS, json=vm("no-cdi", {"inferFromVolume": "rootdisk", "inferFromVolumeFailurePolicy": "Ignore"}))
+        resp = api.post(VMS,
+                        json=vm("no-cdi", {"inferFromVolume": "rootdisk", "inferFromVolumeFailurePolicy": "Ignore"}))
         assert time.monotonic() - started < 5
         assert resp.status_code == 400, resp.text
         assert resp.json()["message"].endswith(

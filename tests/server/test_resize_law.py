@@ -165,7 +165,8 @@ def test_preference_only_change_keeps_the_recorded_instance_type() -> None:
     failures, checked = {}, 0
     for name, vm, objects in TEMPLATES[::5]:
         result = _law(vm, _ctx(objects), {"instancetype": "u1.xlarge", "preference": "fedora"},
-                      {"instancetype": "u1.xlarge", "preference": "windows.11.virtio"}, {"preference": "windows.11.virtio"})
+                      {"instancetype": "u1.xlarge", "preference": "windows.11.virtio"},
+                      {"preference": "windows.11.virtio"})
         checked += result != "skip"
         if result not in ("", "skip"):
             failures[name] = result

@@ -170,7 +170,8 @@ def test_an_update_keeping_the_matchers_stays_upstreams_conflict(fake: FakeAPISe
     kept = copy.deepcopy(WEB)  # stored before the webhook was installed: it still references u1.medium
     kept["metadata"]["name"] = "kept"
     fake.add(kept)
-    resp = api.patch(f"{VMS}/kept", headers=MERGE, json={"spec": {"template": {"spec": {"domain": {"cpu": {"sockets": 2}}}}}})
+    resp = api.patch(f"{VMS}/kept", headers=MERGE,
+                     json={"spec": {"template": {"spec": {"domain": {"cpu": {"sockets": 2}}}}}})
     assert resp.status_code == 422, resp.text
     assert resp.json()["message"].endswith(
         "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type")

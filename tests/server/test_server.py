@@ -38,7 +38,8 @@ VM = {
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("srv")
-    with serve(tmp, env={"INSTANCETYPE_WEBHOOK_POLICY": "expand", "INSTANCETYPE_WEBHOOK_MAX_BODY_BYTES": "200000"}) as srv:
+    with serve(tmp,
+               env={"INSTANCETYPE_WEBHOOK_POLICY": "expand", "INSTANCETYPE_WEBHOOK_MAX_BODY_BYTES": "200000"}) as srv:
         yield srv
 
 

@@ -96,7 +96,8 @@ def test_every_worker_reloads_the_certificate(tmp_path: Path):
     second_ca = write_bundle(second, tmp_path / "b", overwrite=True)["ca.crt"]
     both = _context(first.ca, second_ca)
     new = x509.load_pem_x509_certificate(second.cert_pem).public_bytes(serialization.Encoding.DER)
-    with serve(tmp_path, "--workers", "2", certs=first, env={"INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}) as server:
+    with serve(tmp_path, "--workers", "2", certs=first,
+               env={"INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}) as server:
         write_bundle(second, first.ca.parent, overwrite=True)
         time.sleep(1.5)
         served = {_served_cert(server.url, both) for _ in range(16)}  # new connections land on both workers

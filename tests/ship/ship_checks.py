@@ -34,7 +34,8 @@ EXPECTED_RULES = {"/mutate": {VM_RULE}, "/validate": {VM_RULE} | INSTANCETYPE_RU
 
 EXPECTED_RBAC = {
     ("instancetype.kubevirt.io", resource, frozenset({"get", "list", "watch"})) for resource in INSTANCETYPE_RESOURCES
-} | {("apps", "controllerrevisions", frozenset({"get"}))} | {("kubevirt.io", "kubevirts", frozenset({"get", "list", "watch"}))} | {
+} | {("apps", "controllerrevisions", frozenset({"get"}))} | {("kubevirt.io", "kubevirts",
+                                                              frozenset({"get", "list", "watch"}))} | {
     # inferFromVolume: looked up on demand (app/sources/volumes.py), never listed or watched
     ("", "persistentvolumeclaims", frozenset({"get"})),
     ("cdi.kubevirt.io", "datavolumes", frozenset({"get"})),
@@ -173,7 +174,8 @@ def check_ca(objs: list[dict], wiring: Wiring) -> str:
             cert = [c for c in by_kind(objs, "Certificate") if c["metadata"]["name"] == name]
             assert ns == wiring.namespace and cert, f"{INJECT_CA} points to a missing Certificate {inject}"
             hosts = set(cert[0]["spec"]["dnsNames"])
-            assert {f"{wiring.service}.{wiring.namespace}.svc", f"{wiring.service}.{wiring.namespace}.svc.cluster.local"} <= hosts
+            assert {f"{wiring.service}.{wiring.namespace}.svc",
+                    f"{wiring.service}.{wiring.namespace}.svc.cluster.local"} <= hosts
             modes.add("inject")
         else:
             assert len(bundles) == 1 and None not in bundles and "" not in bundles, "every webhook needs the caBundle"

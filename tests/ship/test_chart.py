@@ -88,7 +88,8 @@ def test_cert_manager_values_render_issuers_certificate_and_injection(cert_manag
     assert serving["issuerRef"]["name"] == f"{FULLNAME}-ca"
     assert certs[f"{FULLNAME}-ca"]["isCA"] is True
     issuers = {i["metadata"]["name"]: i["spec"] for i in by_kind(objs, "Issuer")}
-    assert issuers == {f"{FULLNAME}-selfsigned": {"selfSigned": {}}, f"{FULLNAME}-ca": {"ca": {"secretName": f"{FULLNAME}-ca"}}}
+    assert issuers == {f"{FULLNAME}-selfsigned": {"selfSigned": {}},
+                       f"{FULLNAME}-ca": {"ca": {"secretName": f"{FULLNAME}-ca"}}}
     for cfg in objs:
         if cfg["kind"].endswith("WebhookConfiguration"):
             assert cfg["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/{FULLNAME}-serving"

@@ -99,7 +99,8 @@ def test_upgrade_reuses_the_secret_already_in_the_cluster():
     bundle = generate([f"{WIRING.service}.{NAMESPACE}.svc"])
     secret = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
               "metadata": {"name": SECRET, "namespace": NAMESPACE},
-              "data": {"ca.crt": b64(bundle.ca_cert_pem), "tls.crt": b64(bundle.cert_pem), "tls.key": b64(bundle.key_pem)}}
+              "data": {"ca.crt": b64(bundle.ca_cert_pem), "tls.crt": b64(bundle.cert_pem),
+                       "tls.key": b64(bundle.key_pem)}}
     with fake_api({f"/api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}": secret}) as (kubeconfig, seen):
         objs = render_upgrade(kubeconfig)
     assert f"GET /api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}" in seen

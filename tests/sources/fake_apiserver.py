@@ -705,7 +705,8 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(fake.hang_gets)
                 return self._send_json(200, fake.get_one(res, namespace, name))
             if (verb == "POST") == bool(name):
-                raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+                raise APIError(405, "MethodNotAllowed",
+                               "the server does not allow this method on the requested resource")
             code, answer, warnings = fake.write(verb, res, namespace, name, sub, body,
                                                 self.headers.get("Content-Type") or "", query)
             self._send_json(code, answer, warnings)

@@ -93,7 +93,8 @@ def test_writes_bump_resource_version_and_generation_only_on_spec_change(fake, h
 def test_stale_resource_version_is_409_with_the_real_message(fake, http):
     stored = fake.add(vm("x"))
     fake.add(vm("x", cpu=2))  # someone else wrote in between
-    body = {**vm("x", cpu=3), "metadata": {**vm("x")["metadata"], "resourceVersion": stored["metadata"]["resourceVersion"]}}
+    body = {**vm("x", cpu=3),
+            "metadata": {**vm("x")["metadata"], "resourceVersion": stored["metadata"]["resourceVersion"]}}
     for resp in (http.put(VMS.format(ns="apps") + "/x", json=body),
                  http.patch(VMS.format(ns="apps") + "/x", json={"metadata": body["metadata"]},
                             headers={"Content-Type": "application/merge-patch+json"})):

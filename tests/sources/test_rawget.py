@@ -14,7 +14,8 @@ from tests.sources.fake_apiserver import FakeAPIServer
 def api():
     fake = FakeAPIServer()
     fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps", "labels": {"a": "b"}}})
-    fake.add({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "root.disk", "namespace": "apps"},
+    fake.add({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+              "metadata": {"name": "root.disk", "namespace": "apps"},
               "spec": {"resources": {"requests": {"storage": "1Gi"}}}})
     fake.add_revision({"metadata": {"name": "r1", "namespace": "apps"}, "data": {}, "revision": 1})
     configuration = k8s.Configuration(host=fake.url)

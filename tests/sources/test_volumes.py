@@ -15,9 +15,11 @@ from tests.sources.fake_apiserver import FakeAPIServer
 
 LABELS = {"instancetype.kubevirt.io/default-instancetype": "u1.medium"}
 OBJECTS = [
-    {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "gold", "namespace": "images", "labels": LABELS},
+    {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+     "metadata": {"name": "gold", "namespace": "images", "labels": LABELS},
      "spec": {"accessModes": ["ReadWriteOnce"]}},
-    {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataSource", "metadata": {"name": "fedora", "namespace": "images"},
+    {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataSource",
+     "metadata": {"name": "fedora", "namespace": "images"},
      "spec": {"source": {"pvc": {"name": "gold", "namespace": "images"}}}},
     {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "metadata": {"name": "root", "namespace": "vms"},
      "spec": {"sourceRef": {"kind": "DataSource", "name": "fedora", "namespace": "images"}}},

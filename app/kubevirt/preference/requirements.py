@@ -93,7 +93,8 @@ def _check_vm_cpu(preference: Mapping[str, Any], need: int, vmi_spec: Mapping[st
         return None
     have = _product(cpu, names) if names else 0
     if have < need:
-        return Shortfall(tuple(f"{CPU_PATH}.{name}" for name in names), VM_CPU_MSG.format(have=have, need=need, how=how))
+        return Shortfall(tuple(f"{CPU_PATH}.{name}" for name in names),
+                         VM_CPU_MSG.format(have=have, need=need, how=how))
     return None
 
 

@@ -45,7 +45,8 @@ FOUND = [
      ("x", "virtualmachineinstancetypes", ("PersistentVolumeClaim", NS, "disk"))),
     ("empty name label still counts", {"persistentVolumeClaim": {"claimName": "disk"}}, None,
      [pvc("disk", labels={IT: ""})], ("", "", ("PersistentVolumeClaim", NS, "disk"))),
-    ("pvc before dataVolume in one volume", {"persistentVolumeClaim": {"claimName": "disk"}, "dataVolume": {"name": "dv"}},
+    ("pvc before dataVolume in one volume",
+     {"persistentVolumeClaim": {"claimName": "disk"}, "dataVolume": {"name": "dv"}},
      None, [pvc("disk", labels=LABELS)], ("it-a", "", ("PersistentVolumeClaim", NS, "disk"))),
     ("live datavolume labels", {"dataVolume": {"name": "dv"}}, None,
      [obj("DataVolume", "dv", labels=LABELS, spec={"source": {"pvc": {"name": "x", "namespace": NS}}})],
@@ -55,9 +56,11 @@ FOUND = [
       pvc("gold", "images", LABELS)], ("it-a", "", ("PersistentVolumeClaim", "images", "gold"))),
     ("garbage-collected datavolume -> pvc of the same name", {"dataVolume": {"name": "dv"}}, None,
      [pvc("dv", labels=LABELS)], ("it-a", "", ("PersistentVolumeClaim", NS, "dv"))),
-    ("template sourceRef -> datasource labels", {"dataVolume": {"name": "dv"}}, [{"metadata": {"name": "dv"}, "spec": DS_REF}],
+    ("template sourceRef -> datasource labels", {"dataVolume": {"name": "dv"}},
+     [{"metadata": {"name": "dv"}, "spec": DS_REF}],
      [obj("DataSource", "fedora", "images", LABELS)], ("it-a", "", ("DataSource", "images", "fedora"))),
-    ("template wins over the live datavolume", {"dataVolume": {"name": "dv"}}, [{"metadata": {"name": "dv"}, "spec": DS_REF}],
+    ("template wins over the live datavolume", {"dataVolume": {"name": "dv"}},
+     [{"metadata": {"name": "dv"}, "spec": DS_REF}],
      [obj("DataSource", "fedora", "images", LABELS), obj("DataVolume", "dv", labels={IT: "live"})],
      ("it-a", "", ("DataSource", "images", "fedora"))),
     ("template labels are not read", {"dataVolume": {"name": "dv"}},
@@ -66,10 +69,12 @@ FOUND = [
     ("sourceRef without namespace: the VM's", {"dataVolume": {"name": "dv"}},
      [{"metadata": {"name": "dv"}, "spec": {"sourceRef": {"kind": "DataSource", "name": "fedora"}}}],
      [obj("DataSource", "fedora", NS, LABELS)], ("it-a", "", ("DataSource", NS, "fedora"))),
-    ("datasource without labels -> its pvc", {"dataVolume": {"name": "dv"}}, [{"metadata": {"name": "dv"}, "spec": DS_REF}],
+    ("datasource without labels -> its pvc", {"dataVolume": {"name": "dv"}},
+     [{"metadata": {"name": "dv"}, "spec": DS_REF}],
      [obj("DataSource", "fedora", "images", spec={"source": {"pvc": {"name": "gold", "namespace": "images"}}}),
       pvc("gold", "images", LABELS)], ("it-a", "", ("PersistentVolumeClaim", "images", "gold"))),
-    ("datasource without labels -> its snapshot", {"dataVolume": {"name": "dv"}}, [{"metadata": {"name": "dv"}, "spec": DS_REF}],
+    ("datasource without labels -> its snapshot", {"dataVolume": {"name": "dv"}},
+     [{"metadata": {"name": "dv"}, "spec": DS_REF}],
      [obj("DataSource", "fedora", "images", spec={"source": {"snapshot": {"name": "snap", "namespace": "images"}}}),
       obj("VolumeSnapshot", "snap", "images", LABELS)], ("it-a", "", ("VolumeSnapshot", "images", "snap"))),
     ("template source.snapshot", {"dataVolume": {"name": "dv"}},
@@ -100,7 +105,8 @@ FAILS = [
     ("missing name label (kind label alone)", {"persistentVolumeClaim": {"claimName": "disk"}}, None,
      [pvc("disk", labels={IT_KIND: "VirtualMachineInstancetype"})],
      "unable to find required instancetype.kubevirt.io/default-instancetype label on the volume", True),
-    ("neither datavolume nor pvc", {"dataVolume": {"name": "dv"}}, None, [], 'persistentvolumeclaims "dv" not found', False),
+    ("neither datavolume nor pvc", {"dataVolume": {"name": "dv"}}, None, [], 'persistentvolumeclaims "dv" not found',
+     False),
     ("live datavolume with http source", {"dataVolume": {"name": "dv"}}, None,
      [obj("DataVolume", "dv", spec={"source": {"http": {"url": "u"}}})],
      "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not supported", True),
@@ -111,9 +117,11 @@ FAILS = [
      "unable to infer defaults from DataVolumeSourceRef as Kind PersistentVolumeClaim is not supported", True),
     ("missing datasource", {"dataVolume": {"name": "dv"}}, [{"metadata": {"name": "dv"}, "spec": DS_REF}], [],
      'datasources.cdi.kubevirt.io "fedora" not found', False),
-    ("datasource without labels or source", {"dataVolume": {"name": "dv"}}, [{"metadata": {"name": "dv"}, "spec": DS_REF}],
+    ("datasource without labels or source", {"dataVolume": {"name": "dv"}},
+     [{"metadata": {"name": "dv"}, "spec": DS_REF}],
      [obj("DataSource", "fedora", "images", spec={"source": {}})],
-     "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC or DataVolumeSourceSnapshot", True),
+     "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC or DataVolumeSourceSnapshot",
+     True),
     ("source.pvc without namespace is looked up in the empty namespace", {"dataVolume": {"name": "dv"}},
      [{"metadata": {"name": "dv"}, "spec": {"source": {"pvc": {"name": "gold"}}}}], [pvc("gold", labels=LABELS)],
      'persistentvolumeclaims "gold" not found', False),
@@ -131,7 +139,8 @@ FAILS = [
 ]
 
 
-@pytest.mark.parametrize("volume,templates,objects,message,is_ignorable", [f[1:] for f in FAILS], ids=[f[0] for f in FAILS])
+@pytest.mark.parametrize("volume,templates,objects,message,is_ignorable", [f[1:] for f in FAILS],
+                         ids=[f[0] for f in FAILS])
 def test_fails(volume, templates, objects, message, is_ignorable):
     the_vm = vm(volume, templates)
     with pytest.raises(InferenceError) as info:
@@ -142,7 +151,9 @@ def test_fails(volume, templates, objects, message, is_ignorable):
 
 def test_preference_labels():
     found = follow(vm({"persistentVolumeClaim": {"claimName": "disk"}}),
-                   [pvc("disk", labels={PREF: "fedora", "instancetype.kubevirt.io/default-preference-kind": "VirtualMachinePreference"})],
+                   [pvc("disk",
+                        labels={PREF: "fedora",
+                                "instancetype.kubevirt.io/default-preference-kind": "VirtualMachinePreference"})],
                    labels=PREFERENCE_LABELS)
     assert (found.name, found.kind) == ("fedora", "VirtualMachinePreference")
 
