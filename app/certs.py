@@ -100,7 +100,8 @@ def _key_usage(*, ca: bool, rsa_key: bool) -> x509.KeyUsage:
     )
 
 
-def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int, now: dt.datetime | None) -> x509.CertificateBuilder:
+def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int,
+             now: dt.datetime | None) -> x509.CertificateBuilder:
     not_before, not_after = _validity(days, now)
     return (
         x509.CertificateBuilder()

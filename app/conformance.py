@@ -510,7 +510,8 @@ def _table(title: str, rows: dict[str, Counter]) -> list[str]:
 def tables(results: list[CaseResult]) -> list[str]:
     """Cases per category, then members, by outcome (a member is passed, failed or not checked)."""
     categories: dict[str, Counter] = {}
-    members: dict[str, Counter] = {name: Counter() for name in list(MEMBERS) + [s for s in SECTIONS if s not in MEMBERS]}
+    names = list(MEMBERS) + [s for s in SECTIONS if s not in MEMBERS]
+    members: dict[str, Counter] = {name: Counter() for name in names}
     for result in results:
         categories.setdefault(result.category, Counter())[result.outcome] += 1
         failed = {name for name, _ in result.differences}

@@ -164,7 +164,8 @@ def main() -> int:
     met = {
         "audit_vms_per_s": result["audit"]["vms_per_s"] >= TARGETS["audit_vms_per_s"],
         "sweep_vms_per_s": result["sweep"]["flattened_per_s"] >= TARGETS["sweep_vms_per_s"],
-        "webhook_rss_mb": max(result["webhook_rss_ready_mb"], result["webhook_rss_after_mb"]) <= TARGETS["webhook_rss_mb"],
+        "webhook_rss_mb": (max(result["webhook_rss_ready_mb"], result["webhook_rss_after_mb"])
+                           <= TARGETS["webhook_rss_mb"]),
     }
     result["met"] = met
     out = Path(args.results_dir)
@@ -172,14 +173,16 @@ def main() -> int:
     path = out / f"fleet-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps(result, indent=2))
     fa, au = result["fake_alone"], result["audit"]
-    print(f"fake API server alone: LIST {fa['list_vms_per_s']:.0f} VMs/s (pages of 500), GET {fa['get_per_s']:.0f}/s (8 clients)")
+    print(f"fake API server alone: LIST {fa['list_vms_per_s']:.0f} VMs/s (pages of 500), "
+          f"GET {fa['get_per_s']:.0f}/s (8 clients)")
     print(f"webhook: ready in {result['webhook_ready_s']:.1f}s, RSS {result['webhook_rss_ready_mb']:.0f} MB ready, "
           f"{result['webhook_rss_after_mb']:.0f} MB after the sweep  [{'met' if met['webhook_rss_mb'] else 'MISSED'}]")
     print(f"audit: {au['vms']} VMs in {au['seconds']:.2f}s = {au['vms_per_s']:.0f} VMs/s {au['summary']} "
           f"(CLI wall {au['cli_wall_s']:.1f}s)  [{'met' if met['audit_vms_per_s'] else 'MISSED'}]")
     for name in ("sweep_dry_run", "sweep", "sweep_again"):
         s = result[name]
-        print(f"{name}: {s['vms']} VMs in {s['seconds']:.1f}s, flattened {s['flattened']} = {s['flattened_per_s']:.0f}/s, "
+        print(f"{name}: {s['vms']} VMs in {s['seconds']:.1f}s, "
+              f"flattened {s['flattened']} = {s['flattened_per_s']:.0f}/s, "
               f"writes {s['writes']}, webhook calls {s['webhook_calls']}, conflicts {s['conflicts_retried']}, "
               f"disagreements {s['disagreements']}")
     print(f"sweep target [{'met' if met['sweep_vms_per_s'] else 'MISSED'}]; load average at start "

@@ -64,11 +64,13 @@ def _fmt(value: Any, spec: str) -> str:
 
 
 def table(runs: list[dict[str, Any]]) -> str:
-    lines = [f"{'transport':<9} {'conc':>4} {'target':<9} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ours/floor':>10} {'errors':>6} {'cpu us/req':>10} {'cpu ratio':>9} {'cpu srv/wrk':>11}"]
+    lines = [f"{'transport':<9} {'conc':>4} {'target':<9} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+             f"{'ours/floor':>10} {'errors':>6} {'cpu us/req':>10} {'cpu ratio':>9} {'cpu srv/wrk':>11}"]
     for run in runs:
         lat = run.get("latency_ms") or {}
         lines.append(
-            f"{run['transport']:<9} {run['concurrency']:>4} {run['target']:<9} {_fmt(run.get('requests_per_s'), '9.0f')} "
+            f"{run['transport']:<9} {run['concurrency']:>4} {run['target']:<9} "
+            f"{_fmt(run.get('requests_per_s'), '9.0f')} "
             f"{_fmt(lat.get('p50'), '7.2f')} {_fmt(lat.get('p99'), '7.2f')} "
             f"{_fmt(run.get('ratio_to_floor') if run['target'] != 'floor' else None, '10.2f')} "
             f"{_fmt(run.get('error_count'), '6d')} {_fmt(run.get('server_cpu_us_per_request'), '10.0f')} "
@@ -84,7 +86,8 @@ def verdict_lines(items: list[dict[str, Any]]) -> str:
     for item in items:
         sign = ">=" if item["at_least"] else "<="
         state = {True: "met", False: "MISSED", None: "not measured"}[item["met"]]
-        lines.append(f"  {item['name']:<44} {_fmt(item['measured'], '')!s:>8}  (target {sign} {item['limit']:g})  {state}")
+        lines.append(f"  {item['name']:<44} {_fmt(item['measured'], '')!s:>8}  "
+                     f"(target {sign} {item['limit']:g})  {state}")
     return "\n".join(lines)
 
 

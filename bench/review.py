@@ -18,7 +18,8 @@ INSTANCETYPE, PREFERENCE = "u1.medium", "fedora"
 NAMESPACE, NAME = "bench", "fedora-bench"
 USER_DATA = (
     "#cloud-config\nuser: fedora\npassword: fedora\nchpasswd: { expire: False }\n"
-    "ssh_authorized_keys:\n  - ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBenchmarkKeyBenchmarkKeyBenchmarkKey bench@example\n"
+    "ssh_authorized_keys:\n"
+    "  - ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBenchmarkKeyBenchmarkKeyBenchmarkKey bench@example\n"
     "packages:\n  - qemu-guest-agent\nruncmd:\n  - [systemctl, enable, --now, qemu-guest-agent]\n"
 )
 

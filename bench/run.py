@@ -206,7 +206,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         clock = time.monotonic()
         servers = start_servers(stack, endpoints, args.transports, tls, workdir, server_cpus)
         phases["start_servers"] = time.monotonic() - clock
-        results["servers"] = {f"{kind}-{transport}": (s if isinstance(s, str) else {"ready_s": round(s.ready_s or 0, 3)})
+        results["servers"] = {f"{kind}-{transport}": (s if isinstance(s, str)
+                                                      else {"ready_s": round(s.ready_s or 0, 3)})
                               for (kind, transport), s in servers.items()}
         for transport in args.transports:
             for concurrency in args.concurrency:
@@ -237,7 +238,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def failures(results: dict[str, Any]) -> list[str]:
     """Harness failures (not target misses): rows without figures, errors, a failed check."""
-    found = [f"{r['transport']} c{r['concurrency']} {r['target']}: {r.get('error') or str(r.get('error_count')) + ' errors'}"
+    found = [f"{r['transport']} c{r['concurrency']} {r['target']}: "
+             f"{r.get('error') or str(r.get('error_count')) + ' errors'}"
              for r in results["runs"] if r.get("error") or r.get("error_count")]
     for part in ("memory", "library"):
         if isinstance(results.get(part), dict) and results[part].get("error"):

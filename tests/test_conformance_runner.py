@@ -87,7 +87,8 @@ def test_altered_expansion_is_reported_with_path_and_values(cases):
     status, lines = run(cases)
     assert status == 1
     assert lines[-1] == "2 passed, 1 failed, 1 not checked"
-    assert failing(lines) == [f"FAIL {PASSING}.altered [expected] vm.spec.template.spec.domain.cpu.sockets: got 2, want 7"]
+    assert failing(lines) == [
+        f"FAIL {PASSING}.altered [expected] vm.spec.template.spec.domain.cpu.sockets: got 2, want 7"]
 
 
 def test_altered_validation_message_is_reported(cases):
@@ -252,7 +253,8 @@ def test_plugin_modules_register_member_checks(tmp_path, monkeypatch):
     plugin.parent.mkdir()
     plugin.write_text(
         "from app.conformance import Difference, register_section\n"
-        "register_section('domxml.expected', lambda case: Difference('domxml.xml', None, None, note='rendered nothing'))\n"
+        "register_section('domxml.expected',\n"
+        "                 lambda case: Difference('domxml.xml', None, None, note='rendered nothing'))\n"
         "register_section('domxml.fromVm', lambda case: None)\n"
     )
     monkeypatch.syspath_prepend(str(plugin.parent))
@@ -274,6 +276,7 @@ def test_cli_exit_status_filters_and_bundled_default(cases, capsys):
 
 
 def test_cli_runs_the_bundled_cases_without_dir(capsys):
-    revisions = sum(1 for p in conformance.BUNDLED_CASES.glob("*.json") if json.loads(p.read_text())["category"] == "revision")
+    revisions = sum(1 for p in conformance.BUNDLED_CASES.glob("*.json")
+                    if json.loads(p.read_text())["category"] == "revision")
     assert main(["conformance", "--category", "revision"]) == 0  # no DIR: the bundled public cases
     assert capsys.readouterr().out.splitlines()[-1] == f"{revisions} passed, 0 failed"

@@ -65,7 +65,8 @@ def test_untouched_key_order_survives():
     out = apply(VM, make_patch(VM, flat))
     assert list(out["metadata"]["annotations"]) == ["a/b", "x~y"]
     assert list(out["spec"]) == list(VM["spec"])
-    assert orjson.dumps(out["spec"]["template"]["spec"]["volumes"]) == orjson.dumps(VM["spec"]["template"]["spec"]["volumes"])
+    volumes = out["spec"]["template"]["spec"]["volumes"]
+    assert orjson.dumps(volumes) == orjson.dumps(VM["spec"]["template"]["spec"]["volumes"])
 
 
 def test_json_types_are_distinguished_where_the_walk_descends():
@@ -84,7 +85,8 @@ def test_list_growth_and_shrink():
     assert make_patch({"l": [1, 2, 3]}, {"l": [4, 5, 6]}) == [{"op": "replace", "path": "/l", "value": [4, 5, 6]}]
 
 
-json_scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4)
+json_scalars = (st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False)
+                | st.text(max_size=4))
 keys = st.text(alphabet="ab/~.", min_size=0, max_size=3)
 json_values = st.recursive(
     json_scalars,

@@ -16,7 +16,8 @@ def test_copy_equals_shared():
     if shared is None:
         pytest.skip("no ../shared beside this clone (set INSTANCETYPE_WEBHOOK_SHARED to check the copy)")
     changes = sync_tool.compare(shared, SHARED)
-    assert not changes, f"tests/data/shared differs from {shared}; run `make sync-shared`:\n" + "\n".join(changes.lines())
+    assert not changes, (f"tests/data/shared differs from {shared}; run `make sync-shared`:\n"
+                         + "\n".join(changes.lines()))
 
 
 def test_copy_has_what_the_tests_read():

@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     for line in changes.lines():
         print(line)
     verb = "differ from" if args.check else "synced from"
-    print(f"tests/data/shared {verb} {shared}: {changes.summary()}" if changes else f"tests/data/shared equals {shared}")
+    print(f"tests/data/shared {verb} {shared}: {changes.summary()}" if changes
+          else f"tests/data/shared equals {shared}")
     return 1 if args.check and changes else 0
 
 

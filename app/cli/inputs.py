@@ -114,7 +114,8 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
     return inputs
 
 
-def read_single(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_single(paths: list[str], stdin: TextIO | None,
+                kinds: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The one document whose kind is in `kinds`, and the reference objects found in `paths`."""
     subject, inputs = read_subject(paths, stdin, kinds)
     return subject, inputs.reference_objects

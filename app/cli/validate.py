@@ -42,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _name(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     name = meta.get("name") or "<unnamed>"
-    return f"{obj.get('kind', '?')}/{meta['namespace']}/{name}" if meta.get("namespace") else f"{obj.get('kind', '?')}/{name}"
+    kind = obj.get("kind", "?")
+    return f"{kind}/{meta['namespace']}/{name}" if meta.get("namespace") else f"{kind}/{name}"
 
 
 def check_vm(vm: dict[str, Any], source, settings: ClusterSettings = DEFAULT_SETTINGS,
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None))
         todo = subjects(request.inputs)
         if not todo:
-            raise InputError(f"{request.inputs.files[0][0]}: no VirtualMachine, instance type or preference to validate")
+            raise InputError(f"{request.inputs.files[0][0]}: "
+                             "no VirtualMachine, instance type or preference to validate")
         request.check_old(request.inputs.vms)
     except (InputError, CatalogError) as exc:
         err.write(f"error: {exc}\n")

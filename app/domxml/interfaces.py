@@ -38,7 +38,8 @@ def _tap_interface(conv: Conversion, iface: dict) -> Element:
     if iface.get("state") == "down":
         sub(element, "link", {"state": "down"})
     sub(element, "alias", {"name": f"ua-{iface['name']}"})
-    queues = min(conv.vcpus, MAX_QUEUES) if conv.devices.get("networkInterfaceMultiqueue") and model == "virtio" else None
+    multiqueue = conv.devices.get("networkInterfaceMultiqueue") and model == "virtio"
+    queues = min(conv.vcpus, MAX_QUEUES) if multiqueue else None
     if queues is not None or (conv.iommu and model == "virtio"):
         sub(element, "driver", {"name": "vhost", "queues": queues, "iommu": "on" if conv.iommu else None})
     if conv.arch.rom_tuning and (iface.get("bootOrder") is None or conv.iommu):

@@ -107,7 +107,8 @@ class VMClient:
 
     @staticmethod
     def path(namespace: str | None, name: str | None = None) -> str:
-        base = f"{VMS}/namespaces/{quote(namespace, safe='')}/virtualmachines" if namespace else f"{VMS}/virtualmachines"
+        base = (f"{VMS}/namespaces/{quote(namespace, safe='')}/virtualmachines" if namespace
+                else f"{VMS}/virtualmachines")
         return base + (f"/{quote(name, safe='')}" if name else "")
 
     def page(self, namespace: str | None, token: str | None = None) -> Page:

@@ -54,7 +54,8 @@ def review_context(settings: ServerSettings, source: Any) -> ReviewContext:
     every ReviewContext option named like a setting is copied, and the cluster configuration follows
     the source's KubeVirt CR as the webhook's does."""
     shared = {f.name: getattr(settings, f.name) for f in fields(ReviewContext)
-              if f.name not in ("source", "policy", "cluster", "namespace_labels", "extra") and hasattr(settings, f.name)}
+              if f.name not in ("source", "policy", "cluster", "namespace_labels", "extra")
+              and hasattr(settings, f.name)}
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
                         namespace_labels=getattr(source, "namespace_labels", None),
                         **{**shared, "vm_policy_overrides": settings.allow_vm_policy})

@@ -202,11 +202,13 @@ def _validate(config: Mapping[str, Any]) -> None:
 def default_architecture(kubevirt: Mapping[str, Any] | None, spec_configuration: Mapping[str, Any] | None) -> str:
     """status.defaultArchitecture, or what virt-operator writes there: the spec's, else amd64."""
     status = (kubevirt or {}).get("status")
-    if isinstance(status, Mapping) and isinstance(status.get("defaultArchitecture"), str) and status["defaultArchitecture"]:
+    if (isinstance(status, Mapping) and isinstance(status.get("defaultArchitecture"), str)
+            and status["defaultArchitecture"]):
         return status["defaultArchitecture"]
     if spec_configuration is None and isinstance(kubevirt, Mapping):
         spec_configuration = (kubevirt.get("spec") or {}).get("configuration")
-    arch = (spec_configuration or {}).get("architectureConfiguration") if isinstance(spec_configuration, Mapping) else None
+    arch = (spec_configuration.get("architectureConfiguration") if isinstance(spec_configuration, Mapping)
+            else None)
     if isinstance(arch, Mapping) and isinstance(arch.get("defaultArchitecture"), str) and arch["defaultArchitecture"]:
         return arch["defaultArchitecture"]
     return "amd64"
@@ -241,7 +243,8 @@ def _settings(merged: dict[str, Any], architecture: str, **origin: Any) -> Clust
 
 def _spec_configuration(config: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
     """(the KubeVirt CR if `config` is one, its spec.configuration) for a CR, a KubeVirtSpec or a configuration."""
-    if config.get("kind") == "KubeVirt" or isinstance(config.get("status"), Mapping) or isinstance(config.get("spec"), Mapping):
+    if (config.get("kind") == "KubeVirt" or isinstance(config.get("status"), Mapping)
+            or isinstance(config.get("spec"), Mapping)):
         spec = config.get("spec") if isinstance(config.get("spec"), Mapping) else {}
         return config, spec.get("configuration") or {}
     if isinstance(config.get("configuration"), Mapping):
@@ -280,7 +283,8 @@ def kubevirt_problem(kubevirt: Mapping[str, Any]) -> str | None:
         return str(exc)
 
 
-def settings_from_kubevirt(kubevirt: Mapping[str, Any], fallback: ClusterSettings = DEFAULT_SETTINGS) -> ClusterSettings:
+def settings_from_kubevirt(kubevirt: Mapping[str, Any],
+                           fallback: ClusterSettings = DEFAULT_SETTINGS) -> ClusterSettings:
     """ClusterSettings from a whole KubeVirt CR (its spec.configuration and status.defaultArchitecture);
     `fallback` when the configuration is invalid."""
     spec = kubevirt.get("spec") if isinstance(kubevirt.get("spec"), Mapping) else {}

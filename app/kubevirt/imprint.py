@@ -38,7 +38,8 @@ __all__ = ["Edit", "PROVENANCE_KEY", "dotted", "imprint_from_patch", "read_prove
 
 
 class Edit(NamedTuple):
-    """A value flattening wrote that the VM no longer holds: `field` is dotted (`spec.template.spec.domain.cpu.sockets`)."""
+    """A value flattening wrote that the VM no longer holds: `field` is dotted
+    (`spec.template.spec.domain.cpu.sockets`)."""
 
     field: str
     recorded: Any

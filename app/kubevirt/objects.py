@@ -29,8 +29,10 @@ from app.kubevirt.rejection import error, reject
 from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, KINDS, PREFERENCE
 
 ADMITTED_OPERATIONS = ("CREATE", "UPDATE")
-LAUNCH_SECURITY_WARNING = "launchSecurity is deprecated and will be removed in a future release. Use preference instead."
-DEPRECATED_TOPOLOGY_WARNING = "PreferredCPUTopology {old} is deprecated for removal in a future release, please use {new} instead"
+LAUNCH_SECURITY_WARNING = ("launchSecurity is deprecated and will be removed in a future release. "
+                           "Use preference instead.")
+DEPRECATED_TOPOLOGY_WARNING = ("PreferredCPUTopology {old} is deprecated for removal in a future release, "
+                               "please use {new} instead")
 CORES_THREADS_RATIO_MSG = "only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads"
 FIELD_VALUE_TYPE_INVALID = "FieldValueTypeInvalid"
 
@@ -63,7 +65,8 @@ def _real_path(obj: Any, loc: tuple[Any, ...], missing: bool) -> tuple[str, Any]
     parts: list[str] = []
     value = obj
     for index, key in enumerate(loc):
-        if isinstance(value, Mapping) and key in value or isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+        if (isinstance(value, Mapping) and key in value
+                or isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value)):
             value = value[key]
         elif missing and index == len(loc) - 1:
             value = None

@@ -77,7 +77,8 @@ class Quantity:
 
 def _number_text(raw: Any) -> str:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {raw!r}")
+        raise QuantityError("quantities must match the regular expression "
+                            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {raw!r}")
     if isinstance(raw, float) and raw.is_integer():
         return str(int(raw))
     return repr(raw)

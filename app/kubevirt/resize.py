@@ -307,5 +307,6 @@ def _kept_warnings(edits: list[Edit], checked: Checked) -> list[str]:
     """Hand-edited values the resize kept as the owner's (none when the resize is refused)."""
     if checked.flat is None or not checked.verdict.allowed:
         return []
-    return [f"kept hand-edited {short_field(e.field)} {show(e.current)} (flattening had set {show(e.recorded)})"[:MAX_WARNING]
+    return [f"kept hand-edited {short_field(e.field)} {show(e.current)} "
+            f"(flattening had set {show(e.recorded)})"[:MAX_WARNING]
             for e in edits if value_at(checked.flat, e.key) == e.current]

@@ -63,7 +63,8 @@ _SCHEME: dict[str, tuple[str, tuple[str, ...]]] = {
 _META_KINDS = frozenset(_OPTIONS)
 _UNVERSIONED = frozenset({"Status", "APIVersions", "APIGroupList", "APIGroup", "APIResourceList", *_OPTIONS})
 
-_FIND_KIND_TYPE = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+_FIND_KIND_TYPE = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+                   'Kind string "json:\\"kind,omitempty\\"" }')
 _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
 
 

@@ -5,8 +5,8 @@ Under `expand`/`expandAll` the VM is also run through the whole instancetype val
 the preference's requirements; a VM that fails is denied with the same 422 causes, never stored flat.
 Expansion errors deny too: a reference that does not resolve (or names an unknown kind) with a
 message naming the missing object, since it cannot be flattened (this wins over validation, which
-ignores missing objects); otherwise the validator's causes, else the expansion's conflict causes. Anything that is not a VM
-CREATE/UPDATE is allowed untouched.
+ignores missing objects); otherwise the validator's causes, else the expansion's conflict causes.
+Anything that is not a VM CREATE/UPDATE is allowed untouched.
 
 Before any of that, under every policy, the VM goes through upstream's VM mutator instancetype stage
 (`app.kubevirt.mutator.mutate_vm`): the matcher checks (spec 3.5; UPDATE compares with `oldObject`; a bad
@@ -83,7 +83,8 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
     (`Mutation.matched`; `received` is the VM as the API server sent it). The provenance annotation
     records the imprint (what flattening and the preference wrote into `vm`, `app.kubevirt.imprint`, so
     that a resize can take it out) and which matchers were `inferred`, from which volume and object."""
-    if not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace")) and type(flat.get("metadata")) is dict:
+    if (not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace"))
+            and type(flat.get("metadata")) is dict):
         flat = {**flat, "metadata": {k: v for k, v in flat["metadata"].items() if k != "namespace"}}
     ops = make_patch(vm, flat)
     if ctx.provenance:
@@ -121,7 +122,8 @@ class VMAnswer:
     """What /mutate answers for one VM write, before it is wrapped in an AdmissionReview response.
 
     `action`: "deny" (verdict holds the causes), "allow" (kept as is) or "patch" (ops turn the VM as
-    received into `flat`, its expansion after the mutator stage, e.g. with inferred matchers). Audit and sweep (app/fleet/) decide through this same function, so they cannot disagree.
+    received into `flat`, its expansion after the mutator stage, e.g. with inferred matchers). Audit and
+    sweep (app/fleet/) decide through this same function, so they cannot disagree.
     """
 
     action: str

@@ -162,7 +162,8 @@ def test_kubevirt_object_is_the_cluster_configuration(tmp_path):
     argv = write_case(tmp_path, c)
     request = read_request([argv[1]], None, argv[3])
     library = conformance.case_settings(c["input"])
-    assert (request.settings.configuration, request.settings.machine_type) == (library.configuration, library.machine_type)
+    assert ((request.settings.configuration, request.settings.machine_type)
+            == (library.configuration, library.machine_type))
     assert request.settings.architecture == "arm64" and conformance.case_settings({}).architecture == "amd64"
 
 

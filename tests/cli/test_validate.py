@@ -46,9 +46,11 @@ def test_rejected_vm_prints_causes_and_exits_1(tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 1
     assert out.splitlines() == [
-        "VirtualMachine/ns/demo: rejected (422): failure checking preference requirements: insufficient CPU resources of 2 vCPU "
+        "VirtualMachine/ns/demo: rejected (422): failure checking preference requirements: "
+        "insufficient CPU resources of 2 vCPU "
         "provided by instance type, preference requires 4 vCPU",
-        "  - spec.instancetype: failure checking preference requirements: insufficient CPU resources of 2 vCPU provided by "
+        "  - spec.instancetype: failure checking preference requirements: "
+        "insufficient CPU resources of 2 vCPU provided by "
         "instance type, preference requires 4 vCPU [FieldValueNotFound]",
     ]
 

@@ -116,7 +116,8 @@ def test_os_efi_without_secure_boot_falls_back_to_secboot_code():
                       LauncherContext(root_launcher=True))
     assert_xml(os_element(conv), '<os><type arch="x86_64" machine="q35">hvm</type><smbios mode="sysinfo"/>'
                '<loader readonly="yes" secure="no" type="pflash">/usr/share/edk2/ovmf/OVMF_CODE.secboot.fd</loader>'
-               '<nvram template="/usr/share/edk2/ovmf/OVMF_VARS.fd">/var/lib/libvirt/qemu/nvram/vm1_VARS.fd</nvram></os>')
+               '<nvram template="/usr/share/edk2/ovmf/OVMF_VARS.fd">'
+               '/var/lib/libvirt/qemu/nvram/vm1_VARS.fd</nvram></os>')
 
 
 def test_os_paused_boot_menu_serial_bios_and_kernel_args():
@@ -140,7 +141,8 @@ def test_sysinfo_uuid_serial_smbios_and_chassis():
                '<entry name="manufacturer">KubeVirt</entry><entry name="family">KubeVirt</entry>'
                '<entry name="product">None</entry><entry name="sku"></entry><entry name="version"></entry>'
                '</system><bios/><baseBoard/><chassis><entry name="manufacturer"></entry><entry name="version"></entry>'
-               '<entry name="serial"></entry><entry name="asset">A7</entry><entry name="sku"></entry></chassis></sysinfo>')
+               '<entry name="serial"></entry><entry name="asset">A7</entry><entry name="sku"></entry>'
+               '</chassis></sysinfo>')
 
 
 def test_inputs_with_unsupported_bus_or_type_are_rejected():
@@ -319,7 +321,8 @@ def test_controllers_default_and_usb_for_tablet():
 
 
 def test_hostdevs_from_device_plugin_env():
-    assert resource_variable("PCI_RESOURCE_", "nvidia.com/TU104GL_Tesla_T4") == "PCI_RESOURCE_NVIDIA_COM_TU104GL_TESLA_T4"
+    assert (resource_variable("PCI_RESOURCE_", "nvidia.com/TU104GL_Tesla_T4")
+            == "PCI_RESOURCE_NVIDIA_COM_TU104GL_TESLA_T4")
     vmi = make_vmi({"devices": {"gpus": [{"name": "g", "deviceName": "nvidia.com/T4"}],
                                 "hostDevices": [{"name": "h", "deviceName": "intel.com/qat"}]}})
     ctx = LauncherContext(env={"PCI_RESOURCE_NVIDIA_COM_T4": "0000:81:00.0",

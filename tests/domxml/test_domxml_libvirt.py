@@ -186,7 +186,8 @@ def kubevirt_quirks_removed(xml: str) -> str:
     root = etree.fromstring(xml.encode())
     for sysinfo in root.iterfind("sysinfo"):
         for child in list(sysinfo):
-            if child.tag in ("bios", "baseBoard", "chassis", "system") and len(child) == 0 and not (child.text or "").strip():
+            if (child.tag in ("bios", "baseBoard", "chassis", "system") and len(child) == 0
+                    and not (child.text or "").strip()):
                 sysinfo.remove(child)
     for source in root.iterfind("devices/disk[@type='block']/source"):
         source.attrib.pop("name", None)

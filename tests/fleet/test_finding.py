@@ -60,7 +60,8 @@ def test_a_failing_lookup_is_reported_for_that_vm_only():
 
     finding, answer = assess(vm("d", "apps", "u1.small", None), ReviewContext(source=Down(), policy="expandAll"))
     assert finding.action == "failed" and answer is None
-    assert finding.reason == "reference lookup failed: GET virtualmachineclusterinstancetypes u1.small: ReadTimeoutError"
+    assert finding.reason == ("reference lookup failed: GET virtualmachineclusterinstancetypes u1.small: "
+                              "ReadTimeoutError")
 
 
 def test_a_running_vm_is_flattened_like_a_stopped_one_and_says_so():

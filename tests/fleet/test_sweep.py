@@ -171,7 +171,8 @@ def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
                 fake.delete(fake.get("VirtualMachine", "doomed", "ns-00"))
 
         fake.on_write = delete_then_conflict
-        finding = Sweeper(session.client, session.ctx, SweepOptions()).one(fake.get("VirtualMachine", "doomed", "ns-00"))
+        sweeper = Sweeper(session.client, session.ctx, SweepOptions())
+        finding = sweeper.one(fake.get("VirtualMachine", "doomed", "ns-00"))
     finally:
         fake.on_write = None
         session.close()

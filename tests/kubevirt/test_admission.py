@@ -71,7 +71,8 @@ def test_e15_requirements_against_instancetype():
         {
             "reason": "FieldValueNotFound",
             "field": "spec.instancetype",
-            "message": "failure checking preference requirements: insufficient CPU resources of 1 vCPU provided by instance type, "
+            "message": "failure checking preference requirements: "
+            "insufficient CPU resources of 1 vCPU provided by instance type, "
             "preference requires 2 vCPU",
         }
     ]
@@ -81,19 +82,22 @@ def test_e15_requirements_against_instancetype():
 def test_e16_requirements_without_instancetype_after_defaults():
     verdict = validate_vm(vm(None, "p-req", {"cpu": {"sockets": 2}, "memory": {"guest": "1Gi"}}), SOURCE)
     assert [c.field for c in verdict.causes] == ["spec.template.spec.domain.memory"]
-    assert verdict.message.endswith("insufficient Memory resources of 1Gi provided by VirtualMachine, preference requires 1536Mi")
+    assert verdict.message.endswith("insufficient Memory resources of 1Gi provided by VirtualMachine, "
+                                    "preference requires 1536Mi")
 
 
 def test_defaults_give_one_socket_and_memory_from_requests():
     ok = vm(None, "p-mem", {"resources": {"requests": {"memory": "2Gi"}}})
     assert validate_vm(ok, SOURCE).allowed
     verdict = validate_vm(vm(None, "p-req"), SOURCE)
-    assert verdict.message.endswith("insufficient CPU resources of 1 vCPU provided by VirtualMachine, preference requires 2 vCPU provided as sockets")
+    assert verdict.message.endswith("insufficient CPU resources of 1 vCPU provided by VirtualMachine, "
+                                    "preference requires 2 vCPU provided as sockets")
 
 
 def test_architecture_is_defaulted_before_the_check():
     verdict = validate_vm(vm("c-1x1", "p-arm"), SOURCE)
-    assert verdict.message == "failure checking preference requirements: preference requires architecture arm64 but amd64 is being requested"
+    assert verdict.message == ("failure checking preference requirements: "
+                               "preference requires architecture arm64 but amd64 is being requested")
 
 
 def test_e17_missing_instancetype_is_allowed_with_a_warning():
@@ -108,7 +112,8 @@ def test_missing_instancetype_still_checks_the_preference_alone():
     verdict = validate_vm(vm("nonexistent", "p-mem"), SOURCE)
     assert not verdict.allowed
     assert verdict.message == (
-        "failure checking preference requirements: insufficient Memory resources of 0 provided by VirtualMachine, preference requires 2Gi"
+        "failure checking preference requirements: "
+        "insufficient Memory resources of 0 provided by VirtualMachine, preference requires 2Gi"
     )
     assert verdict.causes[0].field == "spec.template.spec.domain.memory"
 

@@ -87,7 +87,8 @@ def test_all_cpu_conflicts_are_reported_in_order():
         "resources.requests.cpu", "resources.limits.cpu", "cpu.sockets", "cpu.cores", "cpu.threads", "cpu.model",
         "cpu.dedicatedCPUPlacement", "cpu.isolateEmulatorThread", "cpu.numa", "cpu.realtime")]
     assert causes[0].reason == "FieldValueInvalid"
-    assert causes[0].message == f"VM field(s) {BASE}.domain.resources.requests.cpu conflicts with selected instance type"
+    assert causes[0].message == (f"VM field(s) {BASE}.domain.resources.requests.cpu "
+                                 "conflicts with selected instance type")
 
 
 def test_e9_optional_cpu_fields_coexist_or_are_overwritten():

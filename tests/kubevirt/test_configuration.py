@@ -24,8 +24,10 @@ def test_no_configuration_is_the_defaults():
     assert settings_from_configuration(None) == DEFAULT_SETTINGS
     assert settings_from_configuration({}) == DEFAULT_SETTINGS
     defaults = settings_from_configuration({"cpuRequest": "100m"})
-    assert (defaults.architecture, defaults.machine_type, defaults.default_network_binding) == ("amd64", "q35", "bridge")
-    assert (defaults.permit_bridge_on_pod_network, defaults.eviction_strategy, defaults.memory_overcommit) == (True, "None", 100)
+    assert ((defaults.architecture, defaults.machine_type, defaults.default_network_binding)
+            == ("amd64", "q35", "bridge"))
+    assert ((defaults.permit_bridge_on_pod_network, defaults.eviction_strategy, defaults.memory_overcommit)
+            == (True, "None", 100))
 
 
 @pytest.mark.parametrize(
@@ -33,7 +35,8 @@ def test_no_configuration_is_the_defaults():
     [
         ({"architectureConfiguration": {"amd64": {"machineType": "pc-q35-rhel9.6.0"}}}, "machine_type",
          "pc-q35-rhel9.6.0"),
-        ({"architectureConfiguration": {"amd64": {"machineType": ""}}}, "machine_type", "q35"),  # omitempty: no override
+        # omitempty: no override
+        ({"architectureConfiguration": {"amd64": {"machineType": ""}}}, "machine_type", "q35"),
         ({"machineType": "pc-q35-legacy"}, "machine_type", "pc-q35-legacy"),
         ({"architectureConfiguration": {"defaultArchitecture": "arm64"}}, "architecture", "arm64"),
         ({"network": {"defaultNetworkInterface": "masquerade"}}, "default_network_binding", "masquerade"),

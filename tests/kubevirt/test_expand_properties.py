@@ -24,7 +24,8 @@ from tests.kubevirt.conformance_io import source_for
 # cases that expand cleanly as submitted (no mutating webhook stage before, the default configuration)
 GOOD = [c for c in conformance_cases() if "vm" in c["expected"] and not {"expectedInfer", "expectedMutate"} & set(c)
         and not c["input"].get("kubevirtConfiguration")]
-OVERWRITTEN = re.compile(r"^spec\.template\.spec\.domain\.(cpu\.maxSockets|features\.acpi\..*|devices\.disableHotplug)$")
+OVERWRITTEN = re.compile(r"^spec\.template\.spec\.domain\."
+                         r"(cpu\.maxSockets|features\.acpi\..*|devices\.disableHotplug)$")
 
 keys = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8).map(lambda s: "x" + s)
 scalars = st.one_of(st.booleans(), st.integers(-5, 5), st.text(max_size=6))

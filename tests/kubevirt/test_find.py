@@ -44,7 +44,8 @@ def vm(instancetype=None, preference=None, namespace="ns", status=None):
 
 @pytest.mark.parametrize("kind, expected", [
     ("", CL_IT), ("VirtualMachineClusterInstancetype", CL_IT), ("virtualmachineclusterinstancetypes", CL_IT),
-    ("VirtualMachineInstancetype", NS_IT), ("virtualmachineinstancetypes", NS_IT), ("VIRTUALMACHINEINSTANCETYPE", NS_IT),
+    ("VirtualMachineInstancetype", NS_IT), ("virtualmachineinstancetypes", NS_IT),
+    ("VIRTUALMACHINEINSTANCETYPE", NS_IT),
 ])
 def test_kind_picks_the_scope(kind, expected):
     assert find_instancetype_spec(vm({"name": "shared", "kind": kind}), SOURCE) == expected

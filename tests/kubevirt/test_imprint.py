@@ -121,7 +121,8 @@ def test_read_provenance_and_dotted() -> None:
     for bad in ("not json", "[1]", 7):
         assert read_provenance({"metadata": {"annotations": {PROVENANCE_KEY: bad}}}) is None
     assert read_provenance({"metadata": None}) is None and read_provenance(None) is None
-    assert dotted("domain/devices/gpus/name=gpu1/deviceName") == "spec.template.spec.domain.devices.gpus[gpu1].deviceName"
+    assert (dotted("domain/devices/gpus/name=gpu1/deviceName")
+            == "spec.template.spec.domain.devices.gpus[gpu1].deviceName")
     assert dotted("/spec/dataVolumeTemplates/0/spec/storage") == "spec.dataVolumeTemplates[0].spec.storage"
 
 

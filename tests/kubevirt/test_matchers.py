@@ -133,7 +133,8 @@ RENAMED = "the Matcher Name has been updated without updating the RevisionName"
 def test_update_matcher_checks(old, new, expected):
     causes = validate_matchers({"spec": new}, {"spec": old})
     assert [c.field for c in causes] == expected
-    assert all(c.message == RENAMED and c.reason == "FieldValueInvalid" for c in causes if c.field.endswith("revisionName"))
+    assert all(c.message == RENAMED and c.reason == "FieldValueInvalid"
+               for c in causes if c.field.endswith("revisionName"))
 
 
 def test_update_checks_do_not_run_on_create():

@@ -87,8 +87,9 @@ def test_a_preference_that_does_not_resolve_is_no_preference_here(preference):
 
 
 def test_request_namespace_is_used_when_the_vm_has_none():
-    pvc = {"kind": "PersistentVolumeClaim", "metadata": {"name": "disk", "namespace": "team",
-                                                          "labels": {"instancetype.kubevirt.io/default-instancetype": "x"}}}
+    pvc = {"kind": "PersistentVolumeClaim",
+           "metadata": {"name": "disk", "namespace": "team",
+                        "labels": {"instancetype.kubevirt.io/default-instancetype": "x"}}}
     vm = {"metadata": {"name": "v"}, "spec": {"instancetype": {"inferFromVolume": "root"}, "template": {"spec": {
         "volumes": [{"name": "root", "persistentVolumeClaim": {"claimName": "disk"}}]}}}}
     assert not mutate_vm(vm, source=InMemorySource([pvc])).verdict.allowed

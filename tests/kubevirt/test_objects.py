@@ -32,7 +32,8 @@ def test_overcommit_out_of_range_is_refused_by_the_schema_first(kind):
             "message": "spec.memory.overcommitPercent in body should be less than or equal to 100",
         }
     ]
-    assert admit_object(obj(kind, it_spec(overcommitPercent=-1))).causes[0].message.endswith("greater than or equal to 0")
+    assert (admit_object(obj(kind, it_spec(overcommitPercent=-1))).causes[0].message
+            .endswith("greater than or equal to 0"))
 
 
 def test_webhook_range_message_behind_the_schema():
@@ -59,7 +60,8 @@ def test_schema_types_and_unknown_fields():
 
 def test_overcommit_with_hugepages():
     verdict = admit_object(obj(IT_KINDS[0], it_spec(overcommitPercent=10, hugepages={"pageSize": "2Mi"})))
-    assert verdict.message == "spec.memory.overcommitPercent and spec.memory.hugepages should not be requested together."
+    assert verdict.message == ("spec.memory.overcommitPercent and spec.memory.hugepages "
+                               "should not be requested together.")
     assert verdict.causes[0].field == "spec.memory.overcommitPercent"
 
 
@@ -67,7 +69,8 @@ def test_launch_security_is_deprecated_but_allowed():
     spec = {**it_spec(), "launchSecurity": {"sev": {}}}
     verdict = admit_object(obj(IT_KINDS[1], spec))
     assert verdict.allowed
-    assert verdict.warnings == ["launchSecurity is deprecated and will be removed in a future release. Use preference instead."]
+    assert verdict.warnings == ["launchSecurity is deprecated and will be removed in a future release. "
+                                "Use preference instead."]
 
 
 def test_missing_required_fields_are_schema_causes():
@@ -76,9 +79,8 @@ def test_missing_required_fields_are_schema_causes():
     assert [c.field for c in verdict.causes] == ["spec.cpu.guest", "spec.memory.guest"]
     assert verdict.causes[0].message == "spec.cpu.guest in body is required"
     assert admit_object({"kind": IT_KINDS[0], "metadata": {"name": "x"}}).causes[0].field == "spec"
-    assert [c.field for c in admit_object(obj(IT_KINDS[0], {"cpu": {"guest": "two"}, "memory": {"guest": 1}})).causes] == [
-        "spec.cpu.guest"
-    ]
+    mistyped = obj(IT_KINDS[0], {"cpu": {"guest": "two"}, "memory": {"guest": 1}})
+    assert [c.field for c in admit_object(mistyped).causes] == ["spec.cpu.guest"]
 
 
 @pytest.mark.parametrize("kind", PREF_KINDS)
@@ -92,7 +94,8 @@ def test_unknown_topology(kind):
 def test_deprecated_topology_warns(old, new):
     verdict = admit_object(obj(PREF_KINDS[0], {"cpu": {"preferredCPUTopology": old}}))
     assert verdict.allowed
-    assert verdict.warnings == [f"PreferredCPUTopology {old} is deprecated for removal in a future release, please use {new} instead"]
+    assert verdict.warnings == [f"PreferredCPUTopology {old} is deprecated for removal in a future release, "
+                                f"please use {new} instead"]
 
 
 def test_spread_across_unsupported():
@@ -106,7 +109,8 @@ def test_cores_threads_needs_ratio_two():
     bad = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads", "ratio": 4}}}
     verdict = admit_object(obj(PREF_KINDS[1], bad))
     assert verdict.causes[0].field == "spec.cpu.spreadOptions.ratio"
-    assert verdict.causes[0].message == "only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads"
+    assert verdict.causes[0].message == ("only a ratio of 2 (1 core 2 threads) is allowed "
+                                         "when spreading vCPUs over cores and threads")
     legacy = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}},
               "preferSpreadSocketToCoreRatio": 3}
     assert not admit_object(obj(PREF_KINDS[1], legacy)).allowed

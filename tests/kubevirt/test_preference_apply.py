@@ -146,7 +146,8 @@ def test_annotations_fill_missing_keys_only():
 
 def test_submission_effects():
     vm = {"spec": {"template": {"spec": {"domain": {}}}, "dataVolumeTemplates": [
-        {"spec": {"pvc": {}, "storage": {"storageClassName": "mine"}}}, {"spec": {"storage": {"storageClassName": None}}}]}}
+        {"spec": {"pvc": {}, "storage": {"storageClassName": "mine"}}},
+        {"spec": {"storage": {"storageClassName": None}}}]}}
     before = copy.deepcopy(vm)
     out = with_submission_preferences(vm,
                                       {"preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt"},

@@ -25,7 +25,8 @@ def test_e15_instancetype_cpu_shortfall_reported_first():
     assert cause.to_dict() == {
         "reason": "FieldValueNotFound",
         "field": "spec.instancetype",
-        "message": PREFIX + "insufficient CPU resources of 1 vCPU provided by instance type, preference requires 2 vCPU",
+        "message": PREFIX + "insufficient CPU resources of 1 vCPU provided by instance type, "
+                            "preference requires 2 vCPU",
     }
 
 
@@ -36,7 +37,8 @@ def test_e15_enough_instancetype_passes():
 def test_instancetype_memory_shortfall_prints_canonical_quantities():
     cause = check_requirements(it(2, "1Gi"), P_REQ, vmi())
     assert cause.field == "spec.instancetype"
-    assert cause.message == PREFIX + "insufficient Memory resources of 1Gi provided by instance type, preference requires 1536Mi"
+    assert cause.message == PREFIX + ("insufficient Memory resources of 1Gi provided by instance type, "
+                                      "preference requires 1536Mi")
 
 
 def test_instancetype_memory_in_decimal_units():
@@ -47,7 +49,8 @@ def test_instancetype_memory_in_decimal_units():
 def test_e16_vm_memory_shortfall():
     cause = check_requirements(None, P_REQ, vmi({"sockets": 2}, {"guest": "1Gi"}))
     assert cause.field == "spec.template.spec.domain.memory"
-    assert cause.message == PREFIX + "insufficient Memory resources of 1Gi provided by VirtualMachine, preference requires 1536Mi"
+    assert cause.message == PREFIX + ("insufficient Memory resources of 1Gi provided by VirtualMachine, "
+                                      "preference requires 1536Mi")
 
 
 def test_e16_cores_preference_sees_a_partial_topology_as_zero():
@@ -55,13 +58,15 @@ def test_e16_cores_preference_sees_a_partial_topology_as_zero():
     cause = check_requirements(None, pref, vmi({"sockets": 2}, {"guest": "1Gi"}))
     assert cause.field == "spec.template.spec.domain.cpu.cores"
     assert cause.message == (
-        PREFIX + "insufficient CPU resources of 0 vCPU provided by VirtualMachine, preference requires 2 vCPU provided as cores"
+        PREFIX + "insufficient CPU resources of 0 vCPU provided by VirtualMachine, "
+                 "preference requires 2 vCPU provided as cores"
     )
 
 
 def test_missing_guest_memory_counts_as_zero():
     cause = check_requirements(None, {"requirements": {"memory": {"guest": "2Gi"}}}, vmi({"sockets": 1}, {}))
-    assert cause.message == PREFIX + "insufficient Memory resources of 0 provided by VirtualMachine, preference requires 2Gi"
+    assert cause.message == PREFIX + ("insufficient Memory resources of 0 provided by VirtualMachine, "
+                                      "preference requires 2Gi")
 
 
 @pytest.mark.parametrize(

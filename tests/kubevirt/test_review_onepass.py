@@ -33,7 +33,8 @@ def same(one: Checked, two: Checked) -> None:
         assert json.dumps(one.flat) == json.dumps(two.flat)
     else:
         assert one.flat is None and one.error is not None
-        assert (one.error.kind, one.error.message, one.error.causes) == (two.error.kind, two.error.message, two.error.causes)
+        assert ((one.error.kind, one.error.message, one.error.causes)
+                == (two.error.kind, two.error.message, two.error.causes))
 
 
 def answers(vm, source, cluster):
@@ -112,7 +113,8 @@ def variants(draw):
         elif choice == "missing":
             vm["spec"][matcher] = {"name": "does-not-exist"}
         elif choice == "other" and names:
-            kind = draw(st.sampled_from(["", "VirtualMachineInstancetype" if matcher == "instancetype" else "VirtualMachinePreference"]))
+            named = "VirtualMachineInstancetype" if matcher == "instancetype" else "VirtualMachinePreference"
+            kind = draw(st.sampled_from(["", named]))
             vm["spec"][matcher] = {"name": draw(st.sampled_from(names)), **({"kind": kind} if kind else {})}
     return case, vm, draw(CLUSTERS)
 

@@ -51,11 +51,14 @@ def test_both_v1beta1_kinds_of_the_family_give_their_spec():
          'failed to decode object in ControllerRevision: no kind "VirtualMachineInstancetype" is registered for '
          f'version "instancetype.kubevirt.io/v1alpha1" in scheme "{SCHEME_NAME}"'),
         ({"apiVersion": "apps/v1", "kind": "ControllerRevision"}, INSTANCETYPES,
-         f'failed to decode object in ControllerRevision: no kind "ControllerRevision" is registered for version "apps/v1" in scheme "{SCHEME_NAME}"'),
+         'failed to decode object in ControllerRevision: no kind "ControllerRevision" is registered for version '
+         f'"apps/v1" in scheme "{SCHEME_NAME}"'),
         ({"apiVersion": V1BETA1, "spec": {}}, INSTANCETYPES,
-         """failed to decode object in ControllerRevision: Object 'Kind' is missing in '{"apiVersion":"instancetype.kubevirt.io/v1beta1","spec":{}}'"""),
+         "failed to decode object in ControllerRevision: Object 'Kind' is missing in "
+         """'{"apiVersion":"instancetype.kubevirt.io/v1beta1","spec":{}}'"""),
         ({"kind": "VirtualMachineInstancetype"}, INSTANCETYPES,
-         """failed to decode object in ControllerRevision: Object 'apiVersion' is missing in '{"kind":"VirtualMachineInstancetype"}'"""),
+         "failed to decode object in ControllerRevision: Object 'apiVersion' is missing in "
+         """'{"kind":"VirtualMachineInstancetype"}'"""),
         ({"apiVersion": "a/b/c", "kind": "X"}, INSTANCETYPES,
          "failed to decode object in ControllerRevision: unexpected GroupVersion string: a/b/c"),
         ({"apiVersion": 1, "kind": "X"}, INSTANCETYPES,
@@ -76,7 +79,8 @@ def test_absent_data_is_nil():
 
 
 def test_go_type_names():
-    assert go_type_name("instancetype.kubevirt.io", "v1beta1", "VirtualMachinePreferenceList") == "*v1beta1.VirtualMachinePreferenceList"
+    assert (go_type_name("instancetype.kubevirt.io", "v1beta1", "VirtualMachinePreferenceList")
+            == "*v1beta1.VirtualMachinePreferenceList")
     assert go_type_name("snapshot.kubevirt.io", "v1beta1", "VirtualMachineRestore") == "*v1beta1.VirtualMachineRestore"
     assert go_type_name("kubevirt.io", "v1", "WatchEvent") == "*v1.WatchEvent"
     assert go_type_name("kubevirt.io", "v1alpha3", "VirtualMachine") is None

@@ -67,7 +67,8 @@ def test_the_kubevirt_cr_is_followed_live(tmp_path: Path):
     try:
         with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expand") as server, server.client() as client:
             wait_for(lambda: client.get("/readyz").status_code == 200)
-            assert client.get("/readyz").json()["clusterConfiguration"].startswith("KubeVirt kubevirt/kubevirt generation 1")
+            configuration = client.get("/readyz").json()["clusterConfiguration"]
+            assert configuration.startswith("KubeVirt kubevirt/kubevirt generation 1")
             assert interfaces(flatten(client, VM)) == [{"name": "default", "bridge": {}}]
             assert metric(server, "instancetype_webhook_cluster_configuration_generation") == 1
 
@@ -120,10 +121,12 @@ def test_a_cluster_without_kubevirt_runs_on_the_defaults(tmp_path: Path):
     config.write_text(fake.kubeconfig())
     try:
         with serve(tmp_path, "--kubeconfig", str(config), "--policy", "expand",
-                   env={"INSTANCETYPE_WEBHOOK_CLUSTER_NETWORK_BINDING": "masquerade"}) as server, server.client() as client:
+                   env={"INSTANCETYPE_WEBHOOK_CLUSTER_NETWORK_BINDING": "masquerade"}) as server, \
+                server.client() as client:
             wait_for(lambda: client.get("/readyz").status_code == 200)
             status = client.get("/readyz").json()["clusterConfiguration"]
-            assert "cannot list kubevirts (HTTP 404)" in status and "INSTANCETYPE_WEBHOOK_CLUSTER_* settings apply" in status
+            assert "cannot list kubevirts (HTTP 404)" in status
+            assert "INSTANCETYPE_WEBHOOK_CLUSTER_* settings apply" in status
             # the demoted environment setting applies while there is no KubeVirt CR
             assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
     finally:
@@ -158,7 +161,8 @@ def test_stored_revisions_come_from_the_live_cluster(tmp_path: Path):
             assert not answer["allowed"] and answer["status"]["code"] == 400
             assert answer["status"]["message"] == (
                 'failed to decode object in ControllerRevision: no kind "VirtualMachineInstancetype" is registered for '
-                'version "instancetype.kubevirt.io/v1alpha1" in scheme "kubevirt.io/client-go/kubevirt/scheme/register.go:44"')
+                'version "instancetype.kubevirt.io/v1alpha1" in scheme '
+                '"kubevirt.io/client-go/kubevirt/scheme/register.go:44"')
     finally:
         fake.stop()
 

@@ -3,7 +3,8 @@
 - /validate answers `expectedValidate.instancetype` (allowed, code, message, causes). In cases that go
   through the VM mutating webhook first (`expectedInfer`, `expectedMutate`), /validate gets the VM as
   that stage leaves it, as the API server would send it.
-- /mutate under `expandAll` (`expand` for a CREATE): applying the returned JSONPatch (jsonpatch library) to the submitted VM
+- /mutate under `expandAll` (`expand` for a CREATE): applying the returned JSONPatch (jsonpatch library) to the
+  submitted VM
   gives exactly `expected.vm` (plus our provenance annotation, checked separately); a case the
   validator refuses, or whose expansion fails, is denied and nothing is patched. A case the mutating
   webhook denies (inference, matcher checks) is denied with upstream's code and message.
@@ -131,7 +132,8 @@ def _check_mutate(case: dict, resp: dict) -> list[str]:
     stage = _stage_answer(case)
     if stage is not None and not stage["allowed"]:
         status = resp.get("status") or {}
-        if resp["allowed"] or "patch" in resp or (status.get("code"), status.get("message")) != (stage["code"], stage["message"]):
+        if (resp["allowed"] or "patch" in resp
+                or (status.get("code"), status.get("message")) != (stage["code"], stage["message"])):
             return [f"expected the mutating webhook's denial {stage}, got {resp}"]
         return []
     if not exp_validate["allowed"] or "error" in expected:

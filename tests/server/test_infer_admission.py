@@ -77,7 +77,8 @@ def test_inferred_vm_is_stored_flat_like_the_vm_written_with_names(client: httpx
     named["spec"]["instancetype"], named["spec"]["preference"] = {"name": "u1.medium"}, {"name": "fedora"}
     by_name, _ = without_provenance(stored(named, post(client, "/mutate", review(named))))
     assert inferred == by_name
-    assert "instancetype" not in inferred["spec"] and inferred["spec"]["template"]["spec"]["domain"]["memory"] == {"guest": "4Gi"}
+    assert "instancetype" not in inferred["spec"]
+    assert inferred["spec"]["template"]["spec"]["domain"]["memory"] == {"guest": "4Gi"}
     source = {"volume": "rootdisk", "kind": "DataSource", "namespace": "os-images", "name": "fedora"}
     assert prov["instancetype"]["name"] == "u1.medium" and prov["instancetype"]["inferredFrom"] == source
     assert prov["preference"]["name"] == "fedora" and prov["preference"]["inferredFrom"] == source
@@ -92,7 +93,8 @@ def test_reference_policy_patches_nothing_and_denies_as_virt_api(client: httpx.C
     resp = post(client, "/mutate", review(vm))
     assert not resp["allowed"] and "patch" not in resp
     assert resp["status"]["code"] == 400
-    assert resp["status"]["message"] == "unable to find required instancetype.kubevirt.io/default-instancetype label on the volume"
+    assert resp["status"]["message"] == ("unable to find required instancetype.kubevirt.io/default-instancetype "
+                                         "label on the volume")
 
 
 def test_missing_label_under_ignore_removes_the_matcher(client: httpx.Client):

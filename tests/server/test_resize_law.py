@@ -122,7 +122,8 @@ def _law(vm: dict[str, Any], ctx: ReviewContext, before: dict[str, str | None], 
     update = _named(flat_a, **(after if named is None else named))
     ok_r, resized = _store(update, flat_a, ctx)
     if ok_b != ok_r:
-        return f"flatten with B {'stored' if ok_b else 'refused'}, resize {'stored' if ok_r else 'refused'}: {flat_b if not ok_b else resized}"
+        return (f"flatten with B {'stored' if ok_b else 'refused'}, resize {'stored' if ok_r else 'refused'}: "
+                f"{flat_b if not ok_b else resized}")
     if not ok_b:  # both refused: the same causes
         return "" if flat_b == resized else f"causes {resized} != {flat_b}"
     if resized != flat_b:

@@ -107,7 +107,8 @@ def test_vm_annotation_is_ignored_by_default_with_a_warning(client: httpx.Client
     vm["metadata"]["annotations"][POLICY_KEY] = "reference"
     resp = post(client, "/mutate", review(vm))
     assert patch_of(resp)
-    assert any(w.endswith("annotation ignored (VM overrides off): policy expand (cluster) applies") for w in resp["warnings"])
+    assert any(w.endswith("annotation ignored (VM overrides off): policy expand (cluster) applies")
+               for w in resp["warnings"])
 
 
 def test_vm_annotation_overrides_policy_when_the_admin_allows_it(tmp_path: Path):
@@ -195,7 +196,8 @@ def test_unrelated_kind_and_delete_are_allowed_untouched(client: httpx.Client):
     (b'{"apiVersion": "admission.k8s.io/v1", "kind": "Pod"}', "kind"),
     (b'{"apiVersion": "v1", "kind": "AdmissionReview"}', "apiVersion"),
     (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}', ".request"),
-    (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"kind": {}, "operation": "CREATE"}}',
+    (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", '
+     b'"request": {"kind": {}, "operation": "CREATE"}}',
      "request.uid"),
     (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": 5}}', "request.uid"),
     (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u", "kind": {},'
@@ -256,7 +258,8 @@ def test_metrics_endpoint(client: httpx.Client, server: Server):
     post(client, "/validate", review(VM))
     client.post("/validate", content=b"nope")
     text = httpx.get(server.metrics_url + "/metrics", timeout=5).text
-    assert 'instancetype_webhook_requests_total{endpoint="validate",kind="VirtualMachine",operation="CREATE",outcome="allowed"}' in text
+    assert ('instancetype_webhook_requests_total'
+            '{endpoint="validate",kind="VirtualMachine",operation="CREATE",outcome="allowed"}') in text
     assert 'instancetype_webhook_errors_total{endpoint="validate",reason="bad_request"}' in text
     assert 'instancetype_webhook_request_duration_seconds_bucket{endpoint="mutate",le="0.005"}' in text
     assert "instancetype_webhook_requests_in_flight" in text

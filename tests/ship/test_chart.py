@@ -154,7 +154,8 @@ def test_values_reach_the_objects():
 
 def test_catalog_directory_replaces_the_cluster_source_and_namespaces_are_opt_in():
     objs, _ = install({"catalog": {"directory": "/catalog"}, "rbac": {"readNamespaces": True}})
-    args = check_deployment(objs, WIRING) and check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
+    args = (check_deployment(objs, WIRING)
+            and check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"])
     assert "--catalog=/catalog" in args and "--in-cluster" not in args
     (role,) = by_kind(objs, "ClusterRole")
     assert role["rules"][-1] == {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]}

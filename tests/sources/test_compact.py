@@ -24,5 +24,6 @@ def test_equal_keys_and_short_values_are_one_object():
 
 def test_catalogue_objects_are_compacted():
     src = load_catalog()
-    one, other = src.get("VirtualMachineClusterInstancetype", "u1.small"), src.get("VirtualMachineClusterInstancetype", "u1.medium")
+    one, other = (src.get("VirtualMachineClusterInstancetype", "u1.small"),
+                  src.get("VirtualMachineClusterInstancetype", "u1.medium"))
     assert next(iter(one["spec"])) is next(iter(other["spec"]))

@@ -79,7 +79,8 @@ def test_writes_bump_resource_version_and_generation_only_on_spec_change(fake, h
     assert meta["generation"] == 1 and int(meta["resourceVersion"]) == fake.rv
     labelled = http.patch(VMS.format(ns="apps") + "/x", json={"metadata": {"labels": {"a": "b"}}},
                           headers={"Content-Type": "application/merge-patch+json"}).json()
-    assert labelled["metadata"]["generation"] == 1 and labelled["metadata"]["resourceVersion"] != meta["resourceVersion"]
+    assert labelled["metadata"]["generation"] == 1
+    assert labelled["metadata"]["resourceVersion"] != meta["resourceVersion"]
     ops = [{"op": "replace", "path": "/spec/template/spec/domain/cpu/cores", "value": 4}]
     patched = http.patch(VMS.format(ns="apps") + "/x", content=json.dumps(ops),
                          headers={"Content-Type": "application/json-patch+json"}).json()
@@ -171,7 +172,8 @@ def test_admission_through_the_real_webhook(fake, http, tmp_path: Path):
         missing = {**ref, "metadata": {"name": "y"}, "spec": {**ref["spec"], "instancetype": {"name": "nope"}}}
         denied = http.post(VMS.format(ns="apps"), json=missing)
         assert denied.status_code == 400
-        assert denied.json()["message"].startswith('admission webhook "instancetype-webhook.kubevirt.io" denied the request: ')
+        assert denied.json()["message"].startswith(
+            'admission webhook "instancetype-webhook.kubevirt.io" denied the request: ')
         assert fake.get("VirtualMachine", "y", "apps") is None
 
 

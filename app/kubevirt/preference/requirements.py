@@ -33,10 +33,13 @@ CPU_PATH = "spec.template.spec.domain.cpu"
 MEMORY_PATH = "spec.template.spec.domain.memory"
 ARCHITECTURE_PATH = "spec.template.spec.architecture"
 
-INSTANCETYPE_CPU_MSG = "insufficient CPU resources of {have} vCPU provided by instance type, preference requires {need} vCPU"
-VM_CPU_MSG = "insufficient CPU resources of {have} vCPU provided by VirtualMachine, preference requires {need} vCPU provided as {how}"
+INSTANCETYPE_CPU_MSG = ("insufficient CPU resources of {have} vCPU provided by instance type, "
+                        "preference requires {need} vCPU")
+VM_CPU_MSG = ("insufficient CPU resources of {have} vCPU provided by VirtualMachine, "
+              "preference requires {need} vCPU provided as {how}")
 NO_VM_CPU_MSG = "no CPU resources provided by VirtualMachine, preference requires {need} vCPU"
-INSTANCETYPE_MEMORY_MSG = "insufficient Memory resources of {have} provided by instance type, preference requires {need}"
+INSTANCETYPE_MEMORY_MSG = ("insufficient Memory resources of {have} provided by instance type, "
+                           "preference requires {need}")
 VM_MEMORY_MSG = "insufficient Memory resources of {have} provided by VirtualMachine, preference requires {need}"
 ARCHITECTURE_MSG = "preference requires architecture {need} but {have} is being requested"
 
@@ -98,7 +101,8 @@ def _check_vm_cpu(preference: Mapping[str, Any], need: int, vmi_spec: Mapping[st
     return None
 
 
-def check_cpu(instancetype: Mapping[str, Any] | None, preference: Mapping[str, Any], vmi_spec: Mapping[str, Any]) -> Shortfall | None:
+def check_cpu(instancetype: Mapping[str, Any] | None, preference: Mapping[str, Any],
+              vmi_spec: Mapping[str, Any]) -> Shortfall | None:
     need = uint32(_mapping(_mapping(preference.get("requirements")).get("cpu")).get("guest"))
     if instancetype is not None:
         have = uint32(_mapping(instancetype.get("cpu")).get("guest"))
@@ -147,8 +151,10 @@ def check_requirements(
     requirements = _mapping(preference.get("requirements"))
     if requirements.get("cpu") is not None and (shortfall := check_cpu(instancetype, preference, vmi_spec)) is not None:
         return shortfall.to_cause()
-    if requirements.get("memory") is not None and (shortfall := check_memory(instancetype, preference, vmi_spec)) is not None:
+    if (requirements.get("memory") is not None
+            and (shortfall := check_memory(instancetype, preference, vmi_spec)) is not None):
         return shortfall.to_cause()
-    if requirements.get("architecture") is not None and (shortfall := check_architecture(preference, vmi_spec)) is not None:
+    if (requirements.get("architecture") is not None
+            and (shortfall := check_architecture(preference, vmi_spec)) is not None):
         return shortfall.to_cause()
     return None

@@ -29,7 +29,8 @@ SOCKETS_CORES_MSG = (
     "{n} vCPUs provided by the instance type are not divisible by the "
     "Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of {ratio} provided by the preference"
 )
-CORES_THREADS_MSG = "{n} vCPUs provided by the instance type are not divisible by the number of threads per core {ratio}"
+CORES_THREADS_MSG = ("{n} vCPUs provided by the instance type are not divisible by the number of threads per core "
+                     "{ratio}")
 SOCKETS_CORES_THREADS_MSG = (
     "{n} vCPUs provided by the instance type are not divisible by the number of threads per core "
     "{threads} and Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of {ratio}"

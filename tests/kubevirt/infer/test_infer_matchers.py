@@ -96,7 +96,8 @@ def test_inferred_records_volume_and_object():
 def test_ignored_failure_is_a_warning():
     result = run(vm({"inferFromVolume": "root", **IGNORE}), (UNLABELLED,))
     assert result.inferred == ()
-    assert len(result.warnings) == 1 and "spec.instancetype: inferFromVolume root failed and was ignored" in result.warnings[0]
+    assert len(result.warnings) == 1
+    assert "spec.instancetype: inferFromVolume root failed and was ignored" in result.warnings[0]
 
 
 def test_each_object_is_read_once_per_request():
