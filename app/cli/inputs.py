@@ -143,7 +143,7 @@ def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[st
 
 
 def vm_identity(vm: dict[str, Any]) -> tuple[str, str]:
-    meta = vm.get("metadata") if isinstance(vm.get("metadata"), dict) else {}
+    meta = found if isinstance(found := vm.get("metadata"), dict) else {}
     return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
 
 
@@ -198,8 +198,9 @@ class Request:
         mutation = self.mutation(vm)
         if mutation.vm is None:
             raise MutationDenied(mutation.verdict)
-        for warning in mutation.verdict.warnings if err is not None else ():
-            err.write(f"warning: {warning}\n")
+        for warning in mutation.verdict.warnings:
+            if err is not None:
+                err.write(f"warning: {warning}\n")
         return mutation.vm
 
 

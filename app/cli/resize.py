@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     for warning in [*warnings, *(result.warnings if result else [])]:
         print(f"warning: {warning}", file=err)
     if denied is not None or stored is None:
-        print_refusal(denied or result.checked.verdict, err)  # type: ignore[union-attr]
+        print_refusal(denied or result.checked.verdict, err)  # type: ignore[union-attr]  # no result: denied is set
         return 1
     try:
         if args.diff:

@@ -44,7 +44,7 @@ class Shard:
 
 
 def key_of(vm: dict[str, Any]) -> tuple[str, str]:
-    meta = vm.get("metadata") if isinstance(vm.get("metadata"), dict) else {}
+    meta = found if isinstance(found := vm.get("metadata"), dict) else {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 

@@ -137,7 +137,7 @@ async def review_answer(body: Callable[[], Awaitable[bytes]], hook: Webhook, end
     start = time.perf_counter()
     metrics = hook.metrics
     metrics.in_flight += 1
-    parsed: dict[str, Any] | None = None
+    parsed: rv.AdmissionRequest | None = None
     try:
         try:
             review = rv.parse_review(await body(), hook.max_json_depth)

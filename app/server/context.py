@@ -1,6 +1,7 @@
 """What a review handler needs, built once per server: the reference source, settings and policy."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +38,11 @@ class Outcome:
     policy: str = ""
 
 
-def is_vm(gvk: dict[str, Any]) -> bool:
+def is_vm(gvk: Mapping[str, Any]) -> bool:
     return gvk.get("group") == VM_GROUP and gvk.get("kind") == VM_KIND
 
 
-def namespace_of(request: dict[str, Any], obj: dict[str, Any]) -> str:
+def namespace_of(request: Mapping[str, Any], obj: dict[str, Any]) -> str:
     meta = obj.get("metadata")
     ns = meta.get("namespace") if type(meta) is dict else None
     return ns or request.get("namespace") or "default"

@@ -7,6 +7,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -58,12 +59,12 @@ def configure(level: str = "info") -> None:
     _sink = getattr(sys.stdout, "buffer", None) if log.isEnabledFor(logging.INFO) else None
 
 
-def review_line(endpoint: str, request: dict[str, Any] | None, allowed: bool | None, patch_ops: int,
+def review_line(endpoint: str, request: Mapping[str, Any] | None, allowed: bool | None, patch_ops: int,
                 seconds: float, outcome: str, policy: str = "", status: int = 200, error: str = "") -> dict[str, Any]:
     request = request or {}
-    obj = request.get("object") if type(request.get("object")) is dict else request.get("oldObject")
-    meta = obj.get("metadata") if type(obj) is dict and type(obj.get("metadata")) is dict else {}
-    gvk = request.get("kind") if type(request.get("kind")) is dict else {}
+    obj = found if type(found := request.get("object")) is dict else request.get("oldObject")
+    meta = found if type(obj) is dict and type(found := obj.get("metadata")) is dict else {}
+    gvk = found if type(found := request.get("kind")) is dict else {}
     line: dict[str, Any] = {
         "ts": round(time.time(), 3), "msg": "review", "endpoint": endpoint, "uid": request.get("uid"),
         "kind": gvk.get("kind"), "namespace": request.get("namespace") or meta.get("namespace"),

@@ -141,9 +141,10 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     # upstream's VM mutator instancetype stage first, under every policy: matcher checks (spec 3.5),
     # inferFromVolume, the preferred architecture / machine type / DataVolumeTemplate storage class
     stage = mutate_vm(vm, old_vm if operation == "UPDATE" else None, ctx.source, ctx.cluster, namespace=namespace)
-    if not stage.verdict.allowed:
+    staged = stage.vm
+    if staged is None:  # denied
         return VMAnswer("deny", stage.verdict, ctx.policy, "matchers" if stage.verdict.code == 422 else "inference")
-    staged, matched = stage.vm, stage.matched or stage.vm
+    matched = stage.matched or staged
     decision = decide(ctx.policy, operation, staged, old_vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
     warnings = [*stage.verdict.warnings, *decision.warnings]
     if not decision.expand:
@@ -169,6 +170,7 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     denied = refusal(verdict, exc, decision.policy)
     if denied is not None:
         return VMAnswer("deny", denied, decision.policy, decision.why, error=exc)
+    assert flat is not None  # refusal() is None only when the expansion succeeded
     # what flattening changes in the guest: a warning per device, or (--preserve-guest) kept in the flat VM
     flat, guest = review_guest(with_namespace(matched, namespace), flat, ctx.source, ctx.cluster, ctx.preserve_guest)
     flat = with_stage_volumes(flat, staged, matched)
@@ -185,7 +187,7 @@ def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     operation = request["operation"]
     if not is_vm(gvk) or operation not in ("CREATE", "UPDATE"):
         return _allow(review, kind, "skipped")
-    vm = request["object"]
+    vm = rv.subject(request)
     if type(vm.get("metadata")) is dict and vm["metadata"].get("deletionTimestamp"):
         return _allow(review, kind, "skipped")
     answer = answer_vm(vm, request.get("oldObject"), operation, namespace_of(request, vm), ctx)

@@ -58,7 +58,7 @@ def resize_named(vm: dict[str, Any], instancetype: str | None, preference: str |
 
     update = named(vm, instancetype, preference)
     stage = mutate_vm(update, vm, ctx.source, ctx.cluster, namespace=namespace)
-    if not stage.verdict.allowed:
+    if stage.vm is None:  # denied
         return None, stage.verdict, None, []
     matched = stage.matched or stage.vm
     inferred = {i.matcher: i.to_dict() for i in stage.inferred}

@@ -120,7 +120,7 @@ def parse_review(body: bytes, max_depth: int = 200) -> Review:
     if body.count(b"{") + body.count(b"[") > max_depth and not _depth_ok(doc, max_depth):
         raise ReviewError("", f"JSON nesting deeper than {max_depth} levels")
     if _well_formed(doc):  # the common case in one pass; anything else gets the checks below, in order
-        return doc  # type: ignore[return-value]
+        return doc  # type: ignore[return-value]  # a dict that _well_formed proved to be a Review
     kind = doc.get("kind")
     if kind != "AdmissionReview":
         raise ReviewError("kind", f"must be AdmissionReview, got {kind!r}")
@@ -147,7 +147,15 @@ def parse_review(body: bytes, max_depth: int = 200) -> Review:
             raise ReviewError(f"request.{key}", "must be a string")
     if not isinstance(request.get("dryRun", False), bool):
         raise ReviewError("request.dryRun", "must be a boolean")
-    return doc  # type: ignore[return-value]
+    return doc  # type: ignore[return-value]  # a dict that the checks above proved to be a Review
+
+
+def subject(request: AdmissionRequest) -> dict[str, Any]:
+    """request.object of a CREATE or UPDATE (parse_review refuses a review of either without one)."""
+    obj = request.get("object")
+    if obj is None:
+        raise ReviewError("request.object", f"required for {request['operation']}")
+    return obj
 
 
 def status_for(verdict: Verdict) -> dict[str, Any]:

@@ -83,11 +83,11 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
     from app.sources.catalog import CatalogError, load_catalog
 
     try:
-        source = load_catalog(settings.catalog)
+        catalog = load_catalog(settings.catalog)
     except CatalogError as exc:
         raise ServeError(str(exc)) from exc
     where = f"catalog {settings.catalog}" if settings.catalog else "bundled catalogue"
-    return source, lambda: True, False, None, where
+    return catalog, lambda: True, False, None, where
 
 
 def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewContext, metrics: Metrics) -> Any:
@@ -206,7 +206,9 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     config = uvicorn.Config(
         create_app(hook), host=settings.host, port=settings.port, ssl_context_factory=tls.context_factory,
         access_log=False, log_config=None, log_level=settings.log_level, lifespan="off",
-        timeout_graceful_shutdown=settings.shutdown_grace, server_header=False, **transport_options(),
+        # uvicorn declares an int but waits with asyncio.timeout(), so fractional seconds work
+        timeout_graceful_shutdown=settings.shutdown_grace,  # type: ignore[arg-type]
+        server_header=False, **transport_options(),
     )
     log.info("serving https://%s:%d (policy %s, %s, TLS >= %s%s%s%s)", settings.host, settings.port, settings.policy,
              where, settings.tls_min_version, ", client certificates required" if settings.tls_client_ca else "",

@@ -60,5 +60,7 @@ class CoalescingWrites:
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol writing each response in one piece."""
 
+    # uvicorn narrows the argument to asyncio.Transport (and ignores the override error itself)
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        # a duck-typed wrapper: the protocol only calls the Transport methods CoalescingWrites forwards
         super().connection_made(CoalescingWrites(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]

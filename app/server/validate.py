@@ -6,8 +6,6 @@ naming them (at most 120 characters).
 """
 from __future__ import annotations
 
-from typing import Any
-
 from app.kubevirt.causes import Verdict
 from app.server import review as rv
 from app.server.context import INSTANCETYPE_GROUP, Outcome, ReviewContext, is_vm, namespace_of, with_namespace
@@ -18,10 +16,10 @@ REFERENCE_KINDS = frozenset({
 })
 
 
-def _verdict_for_vm(request: dict[str, Any], ctx: ReviewContext) -> Verdict:
+def _verdict_for_vm(request: rv.AdmissionRequest, ctx: ReviewContext) -> Verdict:
     from app.kubevirt.admission import validate_vm
 
-    vm = request["object"]
+    vm = rv.subject(request)
     if type(vm.get("metadata")) is dict and vm["metadata"].get("deletionTimestamp"):
         return Verdict.allow()
     namespace = namespace_of(request, vm)
@@ -41,7 +39,7 @@ def validate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     elif gvk.get("group") == INSTANCETYPE_GROUP and kind in REFERENCE_KINDS:
         from app.kubevirt.admission import admit_object
 
-        verdict = admit_object(request["object"], operation)
+        verdict = admit_object(rv.subject(request), operation)
         outcome = "allowed" if verdict.allowed else "denied"
     else:
         verdict, outcome = Verdict.allow(), "skipped"

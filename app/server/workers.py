@@ -209,7 +209,7 @@ class Supervisor:
                 with contextlib.suppress(InterruptedError):
                     ready = select.select([server] if server else [], [], [], 0.2)[0]
                 if ready and server is not None:
-                    server._handle_request_noblock()
+                    server.handle_request()  # its timeout is 0: answers the request select() found
                 for index in self._reap():
                     restart_at[index] = time.monotonic() + RESTART_DELAY
                 for index, when in list(restart_at.items()):
