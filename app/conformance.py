@@ -497,7 +497,7 @@ def run_cases(paths: Iterable[Path], category: str | None = None) -> Iterator[Ca
 OUTCOMES = ("passed", "failed", "not checked")
 
 
-def _table(title: str, rows: dict[str, Counter]) -> list[str]:
+def _table(title: str, rows: dict[str, Counter[str]]) -> list[str]:
     width = max([len(title)] + [len(name) for name in rows])
     lines = [f"{title:<{width}}  {'passed':>6}  {'failed':>6}  {'not checked':>11}"]
     for name, counts in rows.items():
@@ -509,9 +509,9 @@ def _table(title: str, rows: dict[str, Counter]) -> list[str]:
 
 def tables(results: list[CaseResult]) -> list[str]:
     """Cases per category, then members, by outcome (a member is passed, failed or not checked)."""
-    categories: dict[str, Counter] = {}
+    categories: dict[str, Counter[str]] = {}
     names = list(MEMBERS) + [s for s in SECTIONS if s not in MEMBERS]
-    members: dict[str, Counter] = {name: Counter() for name in names}
+    members: dict[str, Counter[str]] = {name: Counter() for name in names}
     for result in results:
         categories.setdefault(result.category, Counter())[result.outcome] += 1
         failed = {name for name, _ in result.differences}

@@ -50,7 +50,7 @@ def _walk(a: Any, b: Any, path: str, ops: list[Op]) -> None:
         ops.append({"op": "replace", "path": path, "value": b})
 
 
-def _walk_dict(a: dict, b: dict, path: str, ops: list[Op]) -> None:
+def _walk_dict(a: dict[str, Any], b: dict[str, Any], path: str, ops: list[Op]) -> None:
     for key in a:
         if key not in b:
             ops.append({"op": "remove", "path": path + "/" + escape(key)})
@@ -64,7 +64,7 @@ def _walk_dict(a: dict, b: dict, path: str, ops: list[Op]) -> None:
             ops.append({"op": "add", "path": path + "/" + escape(key), "value": value})
 
 
-def _walk_list(a: list, b: list, path: str, ops: list[Op]) -> None:
+def _walk_list(a: list[Any], b: list[Any], path: str, ops: list[Op]) -> None:
     mine: list[Op] = []
     common = min(len(a), len(b))
     for i in range(common):

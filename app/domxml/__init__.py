@@ -10,6 +10,9 @@ Pure: no I/O. Entry points:
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lxml import etree
 
 from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig, domain_config, domain_config_from_settings
@@ -25,8 +28,8 @@ __all__ = ["DomainConfig", "DomainError", "LauncherContext", "NumaCell", "SMBios
            "render_domain_element", "vmi_from_vm", "xml_equal"]
 
 
-def render_domain_element(vmi: dict, context: LauncherContext | None = None, env: dict | None = None,
-                          config: DomainConfig | None = None):
+def render_domain_element(vmi: dict[str, Any], context: LauncherContext | None = None,
+                          env: Mapping[str, str] | None = None, config: DomainConfig | None = None) -> etree._Element:
     if not isinstance(vmi, dict) or not isinstance(vmi.get("spec"), dict):
         raise DomainError("not a VirtualMachineInstance: spec is missing")
     if not isinstance(vmi["spec"].get("domain", {}), dict):
@@ -42,8 +45,8 @@ def render_domain_element(vmi: dict, context: LauncherContext | None = None, env
         raise DomainError(f"cannot convert the VMI: malformed field ({type(exc).__name__}: {exc})") from exc
 
 
-def render_domain(vmi: dict, context: LauncherContext | None = None, env: dict | None = None,
-                  config: DomainConfig | None = None) -> str:
+def render_domain(vmi: dict[str, Any], context: LauncherContext | None = None,
+                  env: Mapping[str, str] | None = None, config: DomainConfig | None = None) -> str:
     """The domain XML (two-space indented, like upstream's xml.MarshalIndent) for a VMI."""
     root = render_domain_element(vmi, context, env, config)
     return etree.tostring(root, pretty_print=True, encoding="unicode")

@@ -14,7 +14,7 @@ from app.conformance import Difference, register_section
 from app.domxml import DomainError, context_from_converter, domain_config, render_domain, vmi_from_vm, xml_equal
 
 
-def render_member(case: dict[str, Any], vmi: Callable[[], dict]) -> str:
+def render_member(case: dict[str, Any], vmi: Callable[[], dict[str, Any]]) -> str:
     """The XML of ``vmi()`` under the case's kubevirtConfiguration and input.converter (DomainError on refusal)."""
     section = case["domxml"]
     case_input = section.get("input") or {}
@@ -35,7 +35,7 @@ def _compare(member: str, render: Callable[[], str], expected: dict[str, Any]) -
     return None if equal else Difference(f"{member}{where}", "our XML", "upstream's XML")
 
 
-def started_vmi(case: dict[str, Any]) -> dict:
+def started_vmi(case: dict[str, Any]) -> dict[str, Any]:
     """The VMI virt-controller creates for the case's flat VM, stored after a CREATE (input.vmi's firmware
     uuid in the template when it has none) and given input.vmi's uid."""
     section = case["domxml"]
@@ -45,7 +45,7 @@ def started_vmi(case: dict[str, Any]) -> dict:
     return vmi_from_vm(vm, uid=(input_vmi.get("metadata") or {}).get("uid"))
 
 
-def _with_firmware_uuid(vm: dict, firmware_uuid: str | None) -> dict:
+def _with_firmware_uuid(vm: dict[str, Any], firmware_uuid: str | None) -> dict[str, Any]:
     template_spec = ((vm.get("spec") or {}).get("template") or {}).get("spec") or {}
     firmware = (template_spec.get("domain") or {}).get("firmware") or {}
     if firmware.get("uuid") or not firmware_uuid:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from app.domxml.arch import DEFAULT_OVMF_PATHS, IMAGE_FIRMWARE, EFIEnvironment, detect_efi
 
@@ -80,7 +81,7 @@ class LauncherContext:
         return replace(self, env={**self.env, **env})
 
 
-def context_from_converter(converter: Mapping | None) -> LauncherContext:
+def context_from_converter(converter: Mapping[str, Any] | None) -> LauncherContext:
     """A context from a conformance case's ``input.converter`` object (only ``env`` is used there)."""
     converter = converter or {}
     return LauncherContext(env=dict(converter.get("env") or {}))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from app.domxml.arch import ArchTraits, traits_for
 from app.domxml.context import LauncherContext
@@ -11,11 +12,11 @@ from app.domxml.quantity import quantity_bytes, quantity_value
 
 @dataclass
 class Conversion:
-    vmi: dict
+    vmi: dict[str, Any]
     ctx: LauncherContext
 
     @property
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, Any]:
         return self.vmi.get("metadata") or {}
 
     @property
@@ -31,35 +32,35 @@ class Conversion:
         return self.meta.get("uid") or ""
 
     @property
-    def annotations(self) -> dict:
+    def annotations(self) -> dict[str, Any]:
         return self.meta.get("annotations") or {}
 
     @property
-    def spec(self) -> dict:
+    def spec(self) -> dict[str, Any]:
         return self.vmi["spec"]
 
     @property
-    def domain(self) -> dict:
+    def domain(self) -> dict[str, Any]:
         return self.spec["domain"]
 
     @property
-    def devices(self) -> dict:
+    def devices(self) -> dict[str, Any]:
         return self.domain.get("devices") or {}
 
     @property
-    def cpu(self) -> dict:
+    def cpu(self) -> dict[str, Any]:
         return self.domain.get("cpu") or {}
 
     @property
-    def memory(self) -> dict:
+    def memory(self) -> dict[str, Any]:
         return self.domain.get("memory") or {}
 
     @property
-    def features(self) -> dict:
+    def features(self) -> dict[str, Any]:
         return self.domain.get("features") or {}
 
     @property
-    def firmware(self) -> dict:
+    def firmware(self) -> dict[str, Any]:
         return self.domain.get("firmware") or {}
 
     @property
@@ -130,7 +131,7 @@ class Conversion:
         return quantity_bytes(guest)
 
     @property
-    def efi(self) -> dict | None:
+    def efi(self) -> dict[str, Any] | None:
         bootloader = self.firmware.get("bootloader") or {}
         return bootloader.get("efi") if bootloader.get("efi") is not None else None
 
@@ -140,7 +141,7 @@ class Conversion:
         return efi is not None and efi.get("secureBoot", True) is not False
 
     @property
-    def launch_security(self) -> dict | None:
+    def launch_security(self) -> dict[str, Any] | None:
         return self.domain.get("launchSecurity")
 
     @property
@@ -176,9 +177,9 @@ class Conversion:
                    for i in self.devices.get("interfaces") or [])
 
     @property
-    def volumes(self) -> dict[str, tuple[int, dict]]:
+    def volumes(self) -> dict[str, tuple[int, dict[str, Any]]]:
         return {v.get("name"): (i, v) for i, v in enumerate(self.spec.get("volumes") or [])}
 
     @property
-    def networks(self) -> dict[str, dict]:
+    def networks(self) -> dict[str, dict[str, Any]]:
         return {n.get("name"): n for n in self.spec.get("networks") or []}

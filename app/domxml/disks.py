@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 from app.domxml.conversion import Conversion
 from app.domxml.elements import Element, new, sub
@@ -30,7 +31,7 @@ class Source:
     """How a volume appears to libvirt."""
     disk_type: str  # file | block
     driver_type: str  # raw | qcow2
-    attrs: dict
+    attrs: dict[str, Any]
     backing: tuple[str, str] | None = None  # (format, file) of a qcow2 overlay's backing file
     discard: bool = False  # the volume type itself asks for discard="unmap" (whatever the device kind)
     metrics: bool = False  # the downward-metrics disk: a fixed read-only virtio driver
@@ -46,7 +47,7 @@ def letters(index: int) -> str:
     return name
 
 
-def disk_kind(disk: dict) -> tuple[str, dict]:
+def disk_kind(disk: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     for kind in ("disk", "lun", "cdrom"):
         if disk.get(kind) is not None:
             return kind, disk[kind]
@@ -85,7 +86,7 @@ def _index(suffix: str) -> int:
     return value - 1
 
 
-def volume_source(conv: Conversion, volume: dict, index: int) -> Source:
+def volume_source(conv: Conversion, volume: dict[str, Any], index: int) -> Source:
     name = volume["name"]
     ctx = conv.ctx
     overlay_file = f"{EPHEMERAL_DIR}/{name}/disk.qcow2"
@@ -132,7 +133,7 @@ def disk_elements(conv: Conversion, iothreads: IOThreadPlan) -> list[Element]:
     return elements
 
 
-def _disk(conv: Conversion, disk: dict, target: tuple[str, int], volume: tuple[int, dict] | None,
+def _disk(conv: Conversion, disk: dict[str, Any], target: tuple[str, int], volume: tuple[int, dict[str, Any]] | None,
           queues: int | None, iothreads: IOThreadPlan) -> Element:
     kind, device = disk_kind(disk)
     bus = device.get("bus") or ""
@@ -170,13 +171,13 @@ def _disk(conv: Conversion, disk: dict, target: tuple[str, int], volume: tuple[i
     return element
 
 
-def _read_only(kind: str, device: dict, source: Source) -> bool:
+def _read_only(kind: str, device: dict[str, Any], source: Source) -> bool:
     if kind == "cdrom":
         return device.get("readOnly", True) is not False
     return bool(device.get("readOnly")) or source.metrics
 
 
-def _driver(conv: Conversion, element: Element, disk: dict, kind: str, bus: str, source: Source,
+def _driver(conv: Conversion, element: Element, disk: dict[str, Any], kind: str, bus: str, source: Source,
             queues: int | None, iothreads: IOThreadPlan) -> None:
     policy = disk.get("errorPolicy") or "stop"
     if policy not in ERROR_POLICIES:
@@ -205,7 +206,7 @@ def _driver(conv: Conversion, element: Element, disk: dict, kind: str, bus: str,
             sub(threads, "iothread", {"id": thread_id})
 
 
-def _address(element: Element, kind: str, bus: str, device: dict, unit: int, name: str) -> None:
+def _address(element: Element, kind: str, bus: str, device: dict[str, Any], unit: int, name: str) -> None:
     if bus == "scsi" and kind in ("disk", "lun"):
         sub(element, "address", {"type": "drive", "bus": 0, "controller": 0, "unit": unit})
     pci = device.get("pciAddress") if kind == "disk" else None
@@ -232,7 +233,7 @@ def pci_address(text: str) -> Element:
 MAX_CUSTOM_BLOCK_SIZE_S390X = 4096
 
 
-def _blockio(element: Element, disk: dict, source: Source, architecture: str) -> None:
+def _blockio(element: Element, disk: dict[str, Any], source: Source, architecture: str) -> None:
     block_size = disk.get("blockSize") or {}
     custom = block_size.get("custom")
     if custom and architecture == "s390x":

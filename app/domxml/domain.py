@@ -1,6 +1,8 @@
 """Assemble <domain> from the builders, in the order upstream's Go structs serialize it."""
 from __future__ import annotations
 
+from typing import Any
+
 from lxml import etree
 
 from app.domxml.clock import clock_element
@@ -50,7 +52,7 @@ def domain_type(conv: Conversion) -> str:
     raise DomainError("hardware emulation device '/dev/kvm' not present")
 
 
-def build_domain(vmi: dict, ctx: LauncherContext) -> Element:
+def build_domain(vmi: dict[str, Any], ctx: LauncherContext) -> Element:
     conv = Conversion(vmi=vmi, ctx=ctx)
     if not conv.name:
         raise DomainError("the VMI has no metadata.name")

@@ -1,6 +1,8 @@
 """<features>: acpi, apic, Hyper-V enlightenments, smm, kvm, pvspinlock, pmu, vmport."""
 from __future__ import annotations
 
+from typing import Any
+
 from app.domxml.conversion import Conversion
 from app.domxml.elements import Element, new, on_off, sub
 
@@ -9,7 +11,7 @@ HYPERV_ORDER = ("relaxed", "vapic", "spinlocks", "vpindex", "runtime", "synic", 
                 "vendorid", "frequencies", "reenlightenment", "tlbflush", "ipi", "evmcs")
 
 
-def _enabled(state: dict | None) -> bool:
+def _enabled(state: dict[str, Any] | None) -> bool:
     return state is not None and state.get("enabled", True) is not False
 
 
@@ -36,7 +38,7 @@ def features_element(conv: Conversion) -> Element:
     return element
 
 
-def _hyperv(parent: Element, hyperv: dict) -> None:
+def _hyperv(parent: Element, hyperv: dict[str, Any]) -> None:
     element = sub(parent, "hyperv")
     for name in HYPERV_ORDER:
         state = hyperv.get(name)

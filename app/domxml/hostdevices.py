@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from app.domxml.conversion import Conversion
 from app.domxml.disks import pci_address
@@ -19,7 +21,7 @@ def resource_variable(prefix: str, device_name: str) -> str:
 class _AddressPool:
     """Device addresses per resource, handed out in order like the launcher does."""
 
-    def __init__(self, env: dict) -> None:
+    def __init__(self, env: Mapping[str, str]) -> None:
         self._env = env
         self._taken: dict[str, int] = {}
 
@@ -43,7 +45,7 @@ def hostdev_elements(conv: Conversion) -> list[Element]:
     return elements + gpu_elements
 
 
-def _vgpu_display(gpus: list[dict], elements: list[Element]) -> None:
+def _vgpu_display(gpus: list[dict[str, Any]], elements: list[Element]) -> None:
     """Mediated (vGPU) devices: display/ramfb from virtualGPUOptions, or on for the first one by default."""
     explicit = any(((g.get("virtualGPUOptions") or {}).get("display")) is not None for g in gpus)
     first_default = True
@@ -62,7 +64,7 @@ def _vgpu_display(gpus: list[dict], elements: list[Element]) -> None:
             first_default = False
 
 
-def _hostdev(pool: _AddressPool, device: dict, alias_prefix: str, what: str) -> Element:
+def _hostdev(pool: _AddressPool, device: dict[str, Any], alias_prefix: str, what: str) -> Element:
     name, resource = device.get("name"), device.get("deviceName") or ""
     alias = f"ua-{alias_prefix}-{name}"
     pci = pool.take(resource_variable("PCI_RESOURCE_", resource))

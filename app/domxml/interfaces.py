@@ -1,6 +1,8 @@
 """<interface> devices for tap-attached bindings (bridge, masquerade) on pod and Multus networks."""
 from __future__ import annotations
 
+from typing import Any
+
 from app.domxml.conversion import Conversion
 from app.domxml.disks import pci_address
 from app.domxml.elements import Element, new, sub
@@ -24,7 +26,7 @@ def interface_elements(conv: Conversion) -> list[Element]:
     return elements
 
 
-def _tap_interface(conv: Conversion, iface: dict) -> Element:
+def _tap_interface(conv: Conversion, iface: dict[str, Any]) -> Element:
     element = new("interface", {"type": "ethernet"})
     if iface.get("pciAddress"):
         element.append(pci_address(iface["pciAddress"]))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from app.domxml.conversion import Conversion
 from app.domxml.elements import Element, new
@@ -17,7 +18,7 @@ class IOThreadPlan:
     _next_auto: int = 1
     _next_dedicated: int = 1
 
-    def thread_for(self, disk: dict, bus: str) -> int | None:
+    def thread_for(self, disk: dict[str, Any], bus: str) -> int | None:
         """The iothread of a disk (assigned in disk order, virtio disks only)."""
         if not self.enabled or self.supplemental or bus != "virtio":
             return None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from typing import Any
 
 from app.domxml.errors import DomainError
 
@@ -16,7 +17,7 @@ def firmware_uuid(vm_name: str) -> str:
     return str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, vm_name))
 
 
-def vmi_from_vm(vm: dict, uid: str | None = None) -> dict:
+def vmi_from_vm(vm: dict[str, Any], uid: str | None = None) -> dict[str, Any]:
     """The VMI virt-controller would create for ``vm`` (its template, name, namespace, a uid, firmware uuid)."""
     if not isinstance(vm, dict) or not isinstance(vm.get("spec"), dict):
         raise DomainError("not a VirtualMachine: spec is missing")
@@ -38,7 +39,7 @@ def vmi_from_vm(vm: dict, uid: str | None = None) -> dict:
     devices = domain.setdefault("devices", {})
     if devices.get("autoattachInputDevice") and not devices.get("inputs"):
         devices["inputs"] = [{"name": "default-0"}]  # bus and type come from the VMI defaults
-    vmi_meta: dict = {
+    vmi_meta: dict[str, Any] = {
         "name": name,
         "namespace": namespace,
         "uid": uid or str(uuid.uuid5(VMI_UID_NAMESPACE, f"{namespace}/{name}")),

@@ -9,6 +9,7 @@ off and a diag288 watchdog.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig
 from app.domxml.errors import DomainError
@@ -28,7 +29,7 @@ HYPERV_DEPENDENCIES = (  # (feature, required feature), leaves first as upstream
 TIMERS = ("hpet", "kvm", "pit", "rtc", "hyperv")
 
 
-def apply_vmi_defaults(vmi: dict, config: DomainConfig = DEFAULT_DOMAIN_CONFIG) -> dict:
+def apply_vmi_defaults(vmi: dict[str, Any], config: DomainConfig = DEFAULT_DOMAIN_CONFIG) -> dict[str, Any]:
     """A defaulted deep copy of ``vmi``."""
     vmi = copy.deepcopy(vmi)
     spec = vmi.setdefault("spec", {})
@@ -53,7 +54,7 @@ def apply_vmi_defaults(vmi: dict, config: DomainConfig = DEFAULT_DOMAIN_CONFIG) 
     return vmi
 
 
-def _s390x_features(domain: dict) -> None:
+def _s390x_features(domain: dict[str, Any]) -> None:
     """ACPI is off by default on s390x (it has none); an explicit enabled value stays."""
     features = domain.get("features")
     if features is None:
@@ -62,7 +63,7 @@ def _s390x_features(domain: dict) -> None:
         features["acpi"] = {**(features.get("acpi") or {}), "enabled": False}
 
 
-def _enable(state: dict | None) -> dict | None:
+def _enable(state: dict[str, Any] | None) -> dict[str, Any] | None:
     if state is None:
         return None
     if state.get("enabled") is None:
@@ -70,7 +71,7 @@ def _enable(state: dict | None) -> dict | None:
     return state
 
 
-def _object_defaults(domain: dict) -> None:
+def _object_defaults(domain: dict[str, Any]) -> None:
     devices = domain.setdefault("devices", {})
     for disk in devices.get("disks") or []:
         if not any(k in disk for k in DISK_KINDS):
@@ -109,7 +110,7 @@ def _object_defaults(domain: dict) -> None:
                 state["present"] = True
 
 
-def _hyperv_dependencies(domain: dict) -> None:
+def _hyperv_dependencies(domain: dict[str, Any]) -> None:
     hyperv = (domain.get("features") or {}).get("hyperv")
     if hyperv is None:
         return
@@ -138,7 +139,7 @@ def _hyperv_dependencies(domain: dict) -> None:
             features.append({"name": "vmx", "policy": "require"})
 
 
-def _arch_defaults(domain: dict, arch: str) -> None:
+def _arch_defaults(domain: dict[str, Any], arch: str) -> None:
     devices = domain.get("devices") or {}
     bus = DEFAULT_DISK_BUS.get(arch, "sata")
     for disk in devices.get("disks") or []:
@@ -159,7 +160,7 @@ def _arch_defaults(domain: dict, arch: str) -> None:
         watchdog[model] = device
 
 
-def _arm64_defaults(domain: dict) -> None:
+def _arm64_defaults(domain: dict[str, Any]) -> None:
     cpu = domain.setdefault("cpu", {})
     if not cpu.get("model"):
         cpu["model"] = "host-passthrough"
@@ -173,7 +174,7 @@ def _arm64_defaults(domain: dict) -> None:
         efi["secureBoot"] = False
 
 
-def _cpu_hotplug(domain: dict, config: DomainConfig) -> None:
+def _cpu_hotplug(domain: dict[str, Any], config: DomainConfig) -> None:
     cpu = domain["cpu"]
     if cpu.get("maxSockets"):
         return
@@ -190,7 +191,7 @@ def _cpu_hotplug(domain: dict, config: DomainConfig) -> None:
         cpu["maxSockets"] = max_sockets
 
 
-def _memory_hotplug(spec: dict, config: DomainConfig) -> None:
+def _memory_hotplug(spec: dict[str, Any], config: DomainConfig) -> None:
     domain = spec["domain"]
     memory = domain.get("memory") or {}
     if memory.get("maxGuest") is not None or memory.get("guest") is None:
