@@ -210,10 +210,10 @@ def case_settings(case_input: dict[str, Any]) -> ClusterSettings:
 
 
 def _with_namespace(vm: Any, namespace: str | None) -> dict[str, Any]:
-    vm = json.loads(json.dumps(vm))
-    if namespace and isinstance(vm, dict) and not (vm.get("metadata") or {}).get("namespace"):
-        vm.setdefault("metadata", {})["namespace"] = namespace
-    return vm
+    copied: dict[str, Any] = json.loads(json.dumps(vm))  # a deep copy of the case's VM (an object)
+    if namespace and isinstance(copied, dict) and not (copied.get("metadata") or {}).get("namespace"):
+        copied.setdefault("metadata", {})["namespace"] = namespace
+    return copied
 
 
 def case_vm(case: dict[str, Any]) -> dict[str, Any]:
@@ -239,14 +239,12 @@ def case_mutation(case: dict[str, Any]) -> Mutation:
     return mutate_vm(case_vm(case), case_old_vm(case), case_source(case["input"]), case_settings(case["input"]))
 
 
-def subject_vm(case: dict[str, Any]) -> tuple[dict[str, Any] | None, Verdict | None]:
-    """The VM that expansion and validation see, or the mutator's denial (then the VM is None)."""
+def subject_vm(case: dict[str, Any]) -> dict[str, Any] | Verdict:
+    """The VM that expansion and validation see, or the mutator's denial."""
     if not goes_through_mutator(case):
-        return case_vm(case), None
+        return case_vm(case)
     mutation = case_mutation(case)
-    if not mutation.verdict.allowed:
-        return None, mutation.verdict
-    return mutation.vm, None
+    return mutation.verdict if mutation.vm is None else mutation.vm
 
 
 # -- answers in the case file's shapes ------------------------------------------------------------------
@@ -297,8 +295,9 @@ def expand_answer(case: dict[str, Any]) -> dict[str, Any]:
     """Our answer to `expected`, in the case file's shape."""
     from app.kubevirt.expand import expand
 
-    vm, denial = subject_vm(case)
-    if denial is not None:
+    vm = subject_vm(case)
+    if isinstance(vm, Verdict):  # the mutator's denial
+        denial = vm
         answer: dict[str, Any] = {"error": denial.message, "kind": "mutate", "status": mutate_status(denial)}
         if denial.causes:
             answer["causes"] = _causes(denial.causes)
@@ -316,9 +315,9 @@ def validate_answer(case: dict[str, Any]) -> dict[str, Any]:
     """Our answer to `expectedValidate.instancetype` (the mutator's denial repeated when it denies)."""
     from app.kubevirt.admission import validate_vm
 
-    vm, denial = subject_vm(case)
-    if denial is not None:
-        return verdict_answer(denial)
+    vm = subject_vm(case)
+    if isinstance(vm, Verdict):  # the mutator's denial
+        return verdict_answer(vm)
     return verdict_answer(validate_vm(vm, case_source(case["input"]), case_settings(case["input"])))
 
 

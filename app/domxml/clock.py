@@ -25,7 +25,7 @@ def clock_element(conv: Conversion) -> Element | None:
         if timer is None:
             continue
         present = yes_no(timer.get("present", True) is not False)
-        attrs = {"name": libvirt_name}
+        attrs: dict[str, str | None] = {"name": libvirt_name}
         if vmi_name in ("rtc", "pit", "hpet"):
             attrs["tickpolicy"] = timer.get("tickPolicy") or None
         attrs["present"] = present

@@ -33,8 +33,9 @@ def canonical_xml(xml: str) -> str:
     return etree.tostring(root, method="c14n").decode()
 
 
-def _path(element: etree._Element) -> str:
+def _path(leaf: etree._Element) -> str:
     parts = []
+    element: etree._Element | None = leaf
     while element is not None:
         parent = element.getparent()
         tag = etree.QName(element).localname

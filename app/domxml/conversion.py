@@ -37,11 +37,13 @@ class Conversion:
 
     @property
     def spec(self) -> dict[str, Any]:
-        return self.vmi["spec"]
+        spec: dict[str, Any] = self.vmi["spec"]  # render_domain_element checked it is an object
+        return spec
 
     @property
     def domain(self) -> dict[str, Any]:
-        return self.spec["domain"]
+        domain: dict[str, Any] = self.spec["domain"]  # apply_vmi_defaults made it an object
+        return domain
 
     @property
     def devices(self) -> dict[str, Any]:

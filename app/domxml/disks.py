@@ -58,7 +58,7 @@ def target_names(conv: Conversion) -> dict[str, tuple[str, int]]:
     """Disk name -> (target dev, index within its prefix); names recorded in the VMI status are kept."""
     recorded = {s.get("name"): s.get("target") for s in (conv.vmi.get("status") or {}).get("volumeStatus") or []
                 if s.get("target")}
-    used = {prefix: set() for prefix in set(PREFIXES.values())}
+    used: dict[str, set[str]] = {prefix: set() for prefix in set(PREFIXES.values())}
     for target in recorded.values():
         for prefix in used:
             if target.startswith(prefix):

@@ -94,6 +94,8 @@ class NumaPassthrough:
 
     def adjust_backing(self, backing: Element) -> None:
         hugepages = backing.find("hugepages")
+        if hugepages is None:  # not reached: __init__ refuses a VMI without hugepages
+            raise DomainError("passing through a numa topology is restricted to VMIs with hugepages enabled")
         for index, _, _ in self.cells:
             sub(hugepages, "page", {"size": self.page, "unit": "b", "nodeset": index})
         sub(backing, "allocation", {"mode": "immediate"})

@@ -202,16 +202,14 @@ def _validate(config: Mapping[str, Any]) -> None:
 def default_architecture(kubevirt: Mapping[str, Any] | None, spec_configuration: Mapping[str, Any] | None) -> str:
     """status.defaultArchitecture, or what virt-operator writes there: the spec's, else amd64."""
     status = (kubevirt or {}).get("status")
-    if (isinstance(status, Mapping) and isinstance(status.get("defaultArchitecture"), str)
-            and status["defaultArchitecture"]):
-        return status["defaultArchitecture"]
+    found = status.get("defaultArchitecture") if isinstance(status, Mapping) else None
+    if isinstance(found, str) and found:
+        return found
     if spec_configuration is None and isinstance(kubevirt, Mapping):
         spec_configuration = (kubevirt.get("spec") or {}).get("configuration")
-    arch = (spec_configuration.get("architectureConfiguration") if isinstance(spec_configuration, Mapping)
-            else None)
-    if isinstance(arch, Mapping) and isinstance(arch.get("defaultArchitecture"), str) and arch["defaultArchitecture"]:
-        return arch["defaultArchitecture"]
-    return "amd64"
+    arch = spec_configuration.get("architectureConfiguration") if isinstance(spec_configuration, Mapping) else None
+    found = arch.get("defaultArchitecture") if isinstance(arch, Mapping) else None
+    return found if isinstance(found, str) and found else "amd64"
 
 
 def _machine_type(config: Mapping[str, Any], arch: str) -> str:
@@ -245,7 +243,7 @@ def _spec_configuration(config: Mapping[str, Any]) -> tuple[Mapping[str, Any] | 
     """(the KubeVirt CR if `config` is one, its spec.configuration) for a CR, a KubeVirtSpec or a configuration."""
     if (config.get("kind") == "KubeVirt" or isinstance(config.get("status"), Mapping)
             or isinstance(config.get("spec"), Mapping)):
-        spec = config.get("spec") if isinstance(config.get("spec"), Mapping) else {}
+        spec = found if isinstance(found := config.get("spec"), Mapping) else {}
         return config, spec.get("configuration") or {}
     if isinstance(config.get("configuration"), Mapping):
         return None, config["configuration"]
@@ -276,7 +274,7 @@ def settings_from_configuration(
 
 def kubevirt_problem(kubevirt: Mapping[str, Any]) -> str | None:
     """Why virt-api would not use this KubeVirt CR's configuration, or None."""
-    spec = kubevirt.get("spec") if isinstance(kubevirt.get("spec"), Mapping) else {}
+    spec = found if isinstance(found := kubevirt.get("spec"), Mapping) else {}
     try:
         return configuration_error(merge_configuration(spec.get("configuration") or {}))
     except ConfigurationError as exc:
@@ -287,9 +285,9 @@ def settings_from_kubevirt(kubevirt: Mapping[str, Any],
                            fallback: ClusterSettings = DEFAULT_SETTINGS) -> ClusterSettings:
     """ClusterSettings from a whole KubeVirt CR (its spec.configuration and status.defaultArchitecture);
     `fallback` when the configuration is invalid."""
-    spec = kubevirt.get("spec") if isinstance(kubevirt.get("spec"), Mapping) else {}
+    spec = found if isinstance(found := kubevirt.get("spec"), Mapping) else {}
     spec_configuration = spec.get("configuration") or {}
-    meta = kubevirt.get("metadata") if isinstance(kubevirt.get("metadata"), Mapping) else {}
+    meta = found if isinstance(found := kubevirt.get("metadata"), Mapping) else {}
     try:
         merged = merge_configuration(spec_configuration)
         _validate(merged)

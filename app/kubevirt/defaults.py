@@ -23,9 +23,11 @@ UPSTREAM_DEFAULT_CPU_REQUEST = "100m"
 def _devices(spec: dict[str, Any]) -> dict[str, Any]:
     domain = spec.setdefault("domain", {})
     devices = domain.get("devices")
-    if not isinstance(devices, dict):
-        devices = domain["devices"] = {}
-    return devices
+    if isinstance(devices, dict):
+        return devices
+    fresh: dict[str, Any] = {}
+    domain["devices"] = fresh
+    return fresh
 
 
 def set_default_volume_disks(spec: dict[str, Any]) -> None:

@@ -84,9 +84,11 @@ def _copy_for_write(vm: dict[str, Any]) -> dict[str, Any]:
 def _template_spec(vm: dict[str, Any]) -> dict[str, Any]:
     template = vm["spec"]["template"]
     spec = template.get("spec")
-    if not isinstance(spec, dict):
-        spec = template["spec"] = {}
-    return spec
+    if isinstance(spec, dict):
+        return spec
+    fresh: dict[str, Any] = {}
+    template["spec"] = fresh
+    return fresh
 
 
 def apply_specs(

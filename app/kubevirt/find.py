@@ -102,10 +102,10 @@ def _find(vm: dict[str, Any], source: Source, family: _Family) -> dict[str, Any]
     if obj is None:
         resource = RESOURCES[kind][0]
         raise not_found(f"{resource}.{GROUP}", name)
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    if spec is not None and not isinstance(spec, dict):
+    found = obj.get("spec") if isinstance(obj, dict) else None
+    if found is not None and not isinstance(found, dict):
         raise ExpandError("badRequest", f"spec of {kind} {name!r} is not an object")
-    return spec or {}
+    return found or {}
 
 
 def _namespace(vm: dict[str, Any], source: Source) -> str:

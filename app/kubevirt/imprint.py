@@ -163,7 +163,7 @@ def _same(a: Any, b: Any) -> bool:
 def dotted(key: str) -> str:
     """An imprint key as a dotted field path (`domain/cpu/sockets` -> `spec.template.spec.domain.cpu.sockets`)."""
     pointer = key if key.startswith("/") else TEMPLATE_SPEC + key
-    parts = []
+    parts: list[str] = []
     for token in _tokens(pointer):
         if token.startswith("name="):
             parts[-1] += f"[{token[5:]}]"
@@ -276,8 +276,8 @@ def strip(vm: dict[str, Any], imprint: dict[str, Any]) -> tuple[dict[str, Any], 
     out = dict(vm)
     out["spec"] = clone_tree(vm.get("spec") or {})
     edits: list[Edit] = []
-    set_ = imprint.get("set") if type(imprint.get("set")) is dict else {}
-    replaced = imprint.get("replaced") if type(imprint.get("replaced")) is dict else {}
+    set_ = found if type(found := imprint.get("set")) is dict else {}
+    replaced = found if type(found := imprint.get("replaced")) is dict else {}
     for key in sorted(set_, reverse=True):  # deeper keys and later indices first
         parent, token = _parent(out, key)
         current = _child(parent, token)

@@ -9,13 +9,13 @@ stays plain JSON data.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.kubevirt.quantity import parse as _parse_quantity
 
-API_VERSION = "instancetype.kubevirt.io/v1beta1"
+API_VERSION: Final = "instancetype.kubevirt.io/v1beta1"
 
 
 def _check_quantity(value: int | str) -> int | str:

@@ -118,9 +118,9 @@ def _canonical_text(raw: str) -> str:
 def same_value(a: Any, b: Any) -> bool:
     """Whether two quantities (text or numbers) have the same value."""
     try:
-        return parse(a).value == parse(b).value
+        return bool(parse(a).value == parse(b).value)
     except QuantityError:
-        return a == b
+        return bool(a == b)
 
 
 def format_quantity(value: Fraction, fmt: str) -> str:
@@ -159,7 +159,8 @@ def _format_decimal(value: Fraction, fmt: str) -> str:
 
 def _f32(x: float) -> float:
     """Round a float to IEEE-754 single precision (round-to-nearest-even)."""
-    return struct.unpack("f", struct.pack("f", x))[0]
+    single: float = struct.unpack("f", struct.pack("f", x))[0]
+    return single
 
 
 def overcommit_request(guest: Quantity, percent: int) -> Quantity:

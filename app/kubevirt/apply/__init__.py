@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.kubevirt.apply.conflicts import VM_BASE, VMI_BASE, conflict, conflicts_error  # noqa: F401
+from app.kubevirt.apply.conflicts import VM_BASE, VMI_BASE, conflict, conflicts_error
 from app.kubevirt.apply.cpu import apply_cpu
 from app.kubevirt.apply.devices import apply_gpus, apply_host_devices
 from app.kubevirt.apply.iothreads import apply_io_threads, apply_io_threads_policy
@@ -22,6 +22,8 @@ from app.kubevirt.apply.launchsecurity import apply_launch_security
 from app.kubevirt.apply.memory import apply_memory
 from app.kubevirt.apply.metadata import apply_instancetype_annotations, apply_node_selector, apply_scheduler_name
 from app.kubevirt.causes import Cause
+
+__all__ = ["VMI_BASE", "VM_BASE", "apply_instancetype", "apply_to_template", "conflict", "conflicts_error"]
 
 
 def _ensure(parent: dict[str, Any], key: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 requirements checks."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 SOCKETS, CORES, THREADS, SPREAD, ANY = "sockets", "cores", "threads", "spread", "any"
@@ -21,13 +22,13 @@ DEFAULT_SPREAD_RATIO = 2
 THREADS_PER_CORE = 2
 
 
-def preferred_topology(preference: dict[str, Any] | None) -> str:
+def preferred_topology(preference: Mapping[str, Any] | None) -> str:
     """The effective topology (deprecated aliases normalised); `sockets` when none is given."""
     topology = ((preference or {}).get("cpu") or {}).get("preferredCPUTopology") or SOCKETS
     return DEPRECATED_TOPOLOGIES.get(topology, topology)
 
 
-def spread_options(preference: dict[str, Any] | None) -> tuple[int, str]:
+def spread_options(preference: Mapping[str, Any] | None) -> tuple[int, str]:
     """(ratio, across): ratio 2, else preferSpreadSocketToCoreRatio, else spreadOptions.ratio (even 0)."""
     preference = preference or {}
     ratio = preference.get("preferSpreadSocketToCoreRatio") or DEFAULT_SPREAD_RATIO

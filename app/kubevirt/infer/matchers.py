@@ -128,7 +128,8 @@ def _without_memory(vm: dict[str, Any]) -> dict[str, Any]:
     template = vm["spec"].get("template")
     template_spec = template.get("spec") if isinstance(template, Mapping) else None
     domain = template_spec.get("domain") if isinstance(template_spec, Mapping) else None
-    if not isinstance(domain, Mapping) or "memory" not in domain:
+    if not (isinstance(template, Mapping) and isinstance(template_spec, Mapping) and isinstance(domain, Mapping)
+            and "memory" in domain):
         return vm
     domain = {k: v for k, v in domain.items() if k != "memory"}
     return {**vm, "spec": {**vm["spec"], "template": {**template, "spec": {**template_spec, "domain": domain}}}}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from app.kubevirt.infer.errors import (
     MISSING_DATA_SOURCE_SOURCE,
@@ -97,7 +97,7 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _present(value: Any) -> bool:
+def _present(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """A Go pointer field that decodes to non-nil: the key holds an object."""
     return isinstance(value, Mapping)
 

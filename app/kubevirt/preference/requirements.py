@@ -44,9 +44,9 @@ VM_MEMORY_MSG = "insufficient Memory resources of {have} provided by VirtualMach
 ARCHITECTURE_MSG = "preference requires architecture {need} but {have} is being requested"
 
 # Which topology counts are multiplied (and reported) for each way of providing vCPUs.
-_SINGLE = {SOCKETS: ("sockets",), CORES: ("cores",), THREADS: ("threads",)}
-_ANY = ("cores", "sockets", "threads")
-_SPREAD = {
+_SINGLE: dict[str, tuple[str, ...]] = {SOCKETS: ("sockets",), CORES: ("cores",), THREADS: ("threads",)}
+_ANY: tuple[str, ...] = ("cores", "sockets", "threads")
+_SPREAD: dict[str, tuple[str, ...]] = {
     ACROSS_SOCKETS_CORES: ("sockets", "cores"),
     ACROSS_CORES_THREADS: ("cores", "threads"),
     ACROSS_SOCKETS_CORES_THREADS: ("sockets", "cores", "threads"),
