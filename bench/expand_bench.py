@@ -15,21 +15,21 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-import argparse  # noqa: E402
-import cProfile  # noqa: E402
-import json  # noqa: E402
-import pstats  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
+import argparse  # noqa: E402  (after the sys.path set-up)
+import cProfile  # noqa: E402  (after the sys.path set-up)
+import json  # noqa: E402  (after the sys.path set-up)
+import pstats  # noqa: E402  (after the sys.path set-up)
+import tempfile  # noqa: E402  (after the sys.path set-up)
+import time  # noqa: E402  (after the sys.path set-up)
 
-import orjson  # noqa: E402
+import orjson  # noqa: E402  (after the sys.path set-up)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.kubevirt.causes import ExpandError  # noqa: E402
-from app.kubevirt.expand import expand  # noqa: E402
-from app.kubevirt.source import InMemorySource  # noqa: E402
+from app.kubevirt.causes import ExpandError  # noqa: E402  (after the sys.path set-up)
+from app.kubevirt.expand import expand  # noqa: E402  (after the sys.path set-up)
+from app.kubevirt.source import InMemorySource  # noqa: E402  (after the sys.path set-up)
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences", "controllerRevisions")
 

@@ -17,11 +17,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(ROOT)]
 
-from memory import GENERATED_KINDS, _templates, generated_object  # noqa: E402
+from memory import GENERATED_KINDS, _templates, generated_object  # noqa: E402  (after the sys.path set-up)
 
-from app.sources.catalog import load_catalog  # noqa: E402
-from tests.fleet.fleet_cluster import mixed_vm  # noqa: E402
-from tests.sources.fake_apiserver import FakeAPIServer  # noqa: E402
+from app.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
+from tests.fleet.fleet_cluster import mixed_vm  # noqa: E402  (after the sys.path set-up)
+from tests.sources.fake_apiserver import FakeAPIServer  # noqa: E402  (after the sys.path set-up)
 
 NAMESPACES = 50
 

@@ -1,4 +1,4 @@
-"""Audit and sweep at scale (issue 12): 10,000 VMs with mixed catalogue references over 50 namespaces,
+"""Audit and sweep at scale: 10,000 VMs with mixed catalogue references over 50 namespaces,
 10,000 generated instance types and preferences, on the strict fake API server (its own process,
 bench/fake_cluster.py), with the real webhook (`serve --kubeconfig`, TLS, policy expandAll) as its
 admission webhook, so every sweep write, dry-run ones too, passes /mutate and /validate.
@@ -31,13 +31,13 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH), str(ROOT)]
 
-from machine import describe  # noqa: E402
-from servers import _process_tree, _rss, free_port  # noqa: E402
-from tlsfiles import write_self_signed  # noqa: E402
+from machine import describe  # noqa: E402  (after the sys.path set-up)
+from servers import _process_tree, _rss, free_port  # noqa: E402  (after the sys.path set-up)
+from tlsfiles import write_self_signed  # noqa: E402  (after the sys.path set-up)
 
-from app.fleet.audit import audit  # noqa: E402
-from app.fleet.session import open_session  # noqa: E402
-from app.fleet.sweep import SweepOptions, sweep  # noqa: E402
+from app.fleet.audit import audit  # noqa: E402  (after the sys.path set-up)
+from app.fleet.session import open_session  # noqa: E402  (after the sys.path set-up)
+from app.fleet.sweep import SweepOptions, sweep  # noqa: E402  (after the sys.path set-up)
 
 TARGETS = {"audit_vms_per_s": 1000, "sweep_vms_per_s": 150, "webhook_rss_mb": 150}
 

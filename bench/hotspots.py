@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
-from load import run_wrk  # noqa: E402
-from review import write_review  # noqa: E402
-from run import cpu_split  # noqa: E402
-from servers import HOST, Server, free_port  # noqa: E402
-from targets import BENCH, PY, ROOT  # noqa: E402
+from load import run_wrk  # noqa: E402  (after the sys.path set-up)
+from review import write_review  # noqa: E402  (after the sys.path set-up)
+from run import cpu_split  # noqa: E402  (after the sys.path set-up)
+from servers import HOST, Server, free_port  # noqa: E402  (after the sys.path set-up)
+from targets import BENCH, PY, ROOT  # noqa: E402  (after the sys.path set-up)
 
 
 def py_spy() -> str:

@@ -26,19 +26,19 @@ import yaml
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
-from review import write_review  # noqa: E402
-from servers import HOST, Server, free_port  # noqa: E402
-from targets import ROOT, Tls, serve_argv  # noqa: E402
-from tlsfiles import write_self_signed  # noqa: E402
+from review import write_review  # noqa: E402  (after the sys.path set-up)
+from servers import HOST, Server, free_port  # noqa: E402  (after the sys.path set-up)
+from targets import ROOT, Tls, serve_argv  # noqa: E402  (after the sys.path set-up)
+from tlsfiles import write_self_signed  # noqa: E402  (after the sys.path set-up)
 
-from app.catalog import CATALOG_DIR  # noqa: E402
-from app.kubevirt.source import (  # noqa: E402
+from app.catalog import CATALOG_DIR  # noqa: E402  (after the sys.path set-up)
+from app.kubevirt.source import (  # noqa: E402  (after the sys.path set-up)
     CLUSTER_INSTANCETYPE,
     CLUSTER_PREFERENCE,
     INSTANCETYPE,
     PREFERENCE,
 )
-from app.sources.catalog import load_catalog  # noqa: E402
+from app.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
 
 NAMESPACES = 50
 BURST = 200

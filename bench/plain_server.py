@@ -17,12 +17,12 @@ import uvicorn
 
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repo root, for `app`
 
-from app.server.app import Webhook, create_app  # noqa: E402
-from app.server.context import ReviewContext  # noqa: E402
-from app.server.logs import configure  # noqa: E402
-from app.server.metrics import Metrics  # noqa: E402
-from app.server.run import build_source  # noqa: E402
-from app.server.settings import ServerSettings  # noqa: E402
+from app.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
+from app.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
+from app.server.logs import configure  # noqa: E402  (after the sys.path set-up)
+from app.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
+from app.server.run import build_source  # noqa: E402  (after the sys.path set-up)
+from app.server.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
 
 
 def build_app(settings: ServerSettings):

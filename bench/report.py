@@ -1,4 +1,4 @@
-"""Turn raw runs into the ratios, the target verdicts of issue 6, a printed table and a JSON file."""
+"""Turn raw runs into the ratios, the verdicts on the targets, a printed table and a JSON file."""
 from __future__ import annotations
 
 import datetime as dt
@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-# Issue 6's targets: ratios at concurrency 16 over plain HTTP, p99 of ours there, memory, start-up.
+# The targets: ratios at concurrency 16 over plain HTTP, p99 of ours there, memory, start-up.
 RATIO_TARGETS = {"mutate": 0.5, "validate": 0.6}
 TARGET_CONCURRENCY, TARGET_TRANSPORT = 16, "plain"
 P99_MAX_MS = 10.0

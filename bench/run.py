@@ -29,15 +29,15 @@ from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
-import memory  # noqa: E402
-import report  # noqa: E402
-from answers import check_answer  # noqa: E402
-from load import LoadError, run_wrk, wrk_path, wrk_version  # noqa: E402
-from machine import describe  # noqa: E402
-from review import INSTANCETYPE, PREFERENCE, write_review  # noqa: E402
-from servers import Server  # noqa: E402
-from targets import BENCH, ENDPOINTS, PY, TRANSPORTS, Endpoint, Tls, build_server  # noqa: E402
-from tlsfiles import write_self_signed  # noqa: E402
+import memory  # noqa: E402  (after the sys.path set-up)
+import report  # noqa: E402  (after the sys.path set-up)
+from answers import check_answer  # noqa: E402  (after the sys.path set-up)
+from load import LoadError, run_wrk, wrk_path, wrk_version  # noqa: E402  (after the sys.path set-up)
+from machine import describe  # noqa: E402  (after the sys.path set-up)
+from review import INSTANCETYPE, PREFERENCE, write_review  # noqa: E402  (after the sys.path set-up)
+from servers import Server  # noqa: E402  (after the sys.path set-up)
+from targets import BENCH, ENDPOINTS, PY, TRANSPORTS, Endpoint, Tls, build_server  # noqa: E402  (after the sys.path set-up)
+from tlsfiles import write_self_signed  # noqa: E402  (after the sys.path set-up)
 
 LIBRARY_BENCH = BENCH / "expand_bench.py"
 RESULTS_DIR = BENCH / "results"
@@ -275,7 +275,7 @@ def print_summary(results: dict[str, Any], path: Path) -> None:
         low = min(r["server_cpu_share"] for r in starved)
         print(f"WARNING: in {len(starved)} rows the server got less than 0.8 of its core (lowest {low:.2f}): "
               f"something else was using the machine; absolute figures understate, compare the ratios")
-    print("targets (issue 6):")
+    print("targets:")
     print(report.verdict_lines(results["targets"]))
     print(f"results: {path}")
 

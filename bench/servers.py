@@ -62,7 +62,7 @@ class Server:
 
     def start(self) -> Server:
         cpus = self.cpus
-        self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115  (closed in stop())
         self.started_at = time.monotonic()
         self.process = subprocess.Popen(
             self.argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -93,7 +93,7 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         if self._log not in (None, subprocess.DEVNULL):
-            self._log.close()  # type: ignore[union-attr]
+            self._log.close()  # type: ignore[union-attr]  # a file here: None and DEVNULL are excluded
 
     def rss_bytes(self) -> int:
         """Resident memory of the process and all its descendants."""

@@ -1,7 +1,7 @@
 """Soak: the real webhook (uvicorn, TLS, policy expand, bundled catalogue) at a fixed request rate for
 a long time, with a mix of reviews; zero errors and bounded memory growth.
 
-    python bench/soak.py                      # 10 minutes at 100 requests/s (the issue's soak)
+    python bench/soak.py                      # 10 minutes at 100 requests/s (the reliability target's soak)
     python bench/soak.py --duration 60        # a shorter run
     python bench/soak.py --rate 100 --json-out bench/results/soak.json
 
@@ -38,9 +38,9 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.certs import generate, write_bundle  # noqa: E402
-from bench.review import admission_review, typical_vm  # noqa: E402
-from bench.servers import HOST, Server, free_port  # noqa: E402
+from app.certs import generate, write_bundle  # noqa: E402  (after the sys.path set-up)
+from bench.review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
+from bench.servers import HOST, Server, free_port  # noqa: E402  (after the sys.path set-up)
 
 UID = "00000000-0000-0000-0000-000000000000"
 

@@ -29,17 +29,17 @@ import orjson
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
 
-from review import admission_review, typical_vm  # noqa: E402
+from review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
 
-from app.patch import make_patch  # noqa: E402
-from app.server import review as rv  # noqa: E402
-from app.server.app import Webhook, create_app  # noqa: E402
-from app.server.context import ReviewContext  # noqa: E402
-from app.server.logs import configure, log_review, review_line  # noqa: E402
-from app.server.metrics import Metrics  # noqa: E402
-from app.server.mutate import flatten, mutate  # noqa: E402
-from app.server.validate import validate  # noqa: E402
-from app.sources.catalog import load_catalog  # noqa: E402
+from app.patch import make_patch  # noqa: E402  (after the sys.path set-up)
+from app.server import review as rv  # noqa: E402  (after the sys.path set-up)
+from app.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
+from app.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
+from app.server.logs import configure, log_review, review_line  # noqa: E402  (after the sys.path set-up)
+from app.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
+from app.server.mutate import flatten, mutate  # noqa: E402  (after the sys.path set-up)
+from app.server.validate import validate  # noqa: E402  (after the sys.path set-up)
+from app.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
 
 
 def per_call_us(func: Callable[[], Any], number: int, repeat: int = 7) -> float:

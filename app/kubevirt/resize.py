@@ -1,4 +1,4 @@
-"""Resize a flat VM by naming an instance type and/or a preference (issue 13).
+"""Resize a flat VM by naming an instance type and/or a preference.
 
     resize(vm, source, settings=DEFAULT_SETTINGS, old_vm=None, handwritten=True) -> Resized
 

@@ -135,7 +135,7 @@ def transport_options() -> dict[str, Any]:
     and no proxy-headers middleware (the webhook never reads the client address or scheme)."""
     options: dict[str, Any] = {"proxy_headers": False}
     try:
-        import uvloop  # noqa: F401
+        import uvloop  # noqa: F401  (only whether it is installed)
         options["loop"] = "uvloop"
     except ImportError:
         pass

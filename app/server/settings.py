@@ -44,7 +44,7 @@ class ServerSettings(BaseSettings):
     metrics_port: int = Field(8080, ge=0, le=65535)
     metrics_host: str = ""
     log_level: str = "info"
-    # Limits and time budget (issue 7 builds on these).
+    # Limits and time budget (the reliability settings build on these).
     max_body_bytes: int = Field(8 * MiB, gt=0, description="larger request bodies get 413 unread")
     max_json_depth: int = Field(200, gt=0)
     review_deadline: float = Field(8.0, gt=0, description="seconds; below the webhook's timeoutSeconds (10)")

@@ -193,11 +193,11 @@ def test_conflicts_come_before_the_defaults_and_defaults_errors_are_400():
 
 # -- never a crash: arbitrary JSON where the VM and the referenced specs have structure --------------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402  (the property section's own imports)
+from hypothesis import strategies as st  # noqa: E402  (the property section's own imports)
 
-from app.kubevirt.causes import Verdict  # noqa: E402
-from app.kubevirt.objects import admit_object  # noqa: E402
+from app.kubevirt.causes import Verdict  # noqa: E402  (the property section's own imports)
+from app.kubevirt.objects import admit_object  # noqa: E402  (the property section's own imports)
 
 KEYS = st.sampled_from(
     ["cpu", "memory", "guest", "sockets", "cores", "threads", "resources", "requests", "limits", "devices", "disks",

@@ -116,10 +116,10 @@ def test_which_updates_resize(new: dict, old: dict, changed: bool) -> None:
 
 # ---- property: whatever the owner did to a flat VM, a resize answers and loses none of the owner's fields ----
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402  (the property section's own imports)
+from hypothesis import strategies as st  # noqa: E402  (the property section's own imports)
 
-from app.kubevirt.imprint import read_provenance  # noqa: E402
+from app.kubevirt.imprint import read_provenance  # noqa: E402  (the property section's own imports)
 
 WITH_PREFERENCE = _flattened(_named(PLAIN, "u1.medium", "fedora"))
 SIZES = ["u1.2xlarge", "cx1.large", "m1.large", "o1.small", "rt1.large", "d1.medium", "u1.colossal"]

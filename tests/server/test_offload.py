@@ -77,6 +77,6 @@ def test_sources_without_a_cache_only_mode_always_use_a_thread():
         def get(self, name: str) -> str:
             return name
 
-    hook = Webhook(ctx=ReviewContext(source=Plain()), offload=True)  # type: ignore[arg-type]
+    hook = Webhook(ctx=ReviewContext(source=Plain()), offload=True)  # type: ignore[arg-type]  # a stub source
     body = asyncio.run(offloaded(handler, {"name": "x"}, hook)).body.decode()
     assert not body.endswith("MainThread")

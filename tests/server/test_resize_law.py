@@ -1,4 +1,4 @@
-"""The resize law (issue 13), through the same decision /mutate makes (`answer_vm`, no server):
+"""The resize law, through the same decision /mutate makes (`answer_vm`, no server):
 
     flatten(V with A), then an UPDATE naming B  ==  flatten(V with B)
 

@@ -1,4 +1,4 @@
-"""Resizing through the webhook (issue 13): the real server (uvicorn, TLS, policy `expand`, bundled
+"""Resizing through the webhook: the real server (uvicorn, TLS, policy `expand`, bundled
 catalogue) admits writes sent by the strict fake API server, which applies the returned JSONPatch to
 the object as the real one does. The writes are what `kubectl` sends: a create, then a merge patch
 (`kubectl patch vm web --type merge -p '{"spec":{"instancetype":{"name":"u1.2xlarge"}}}'`)."""

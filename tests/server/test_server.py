@@ -102,7 +102,7 @@ def test_expand_update_keeps_a_vm_captured_under_reference(client: httpx.Client)
 
 
 def test_vm_annotation_is_ignored_by_default_with_a_warning(client: httpx.Client):
-    """The cluster admin's policy holds: a VM owner cannot opt out (issue 12)."""
+    """The cluster admin's policy holds: a VM owner cannot opt out."""
     vm = copy.deepcopy(VM)
     vm["metadata"]["annotations"][POLICY_KEY] = "reference"
     resp = post(client, "/mutate", review(vm))

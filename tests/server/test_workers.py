@@ -24,7 +24,7 @@ def children(pid: int) -> set[int]:
     return {int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
 
 
-def wait_for(check, timeout: float = 15) -> None:  # noqa: ANN001
+def wait_for(check, timeout: float = 15) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, "timed out"
@@ -82,7 +82,7 @@ def test_a_worker_that_dies_is_replaced(tmp_path: Path):
         assert "starting it again" in server.logs()
 
 
-def _answers(server, body: bytes) -> bool:  # noqa: ANN001
+def _answers(server, body: bytes) -> bool:
     try:
         with server.client() as client:
             return client.post("/validate", content=body).status_code == 200

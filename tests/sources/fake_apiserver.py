@@ -645,7 +645,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def _send_json(self, code: int, body: dict, warnings: list[str] = ()) -> None:  # type: ignore[assignment]
+    def _send_json(self, code: int, body: dict, warnings: list[str] = ()) -> None:  # type: ignore[assignment]  # () default: never mutated
         data = orjson.dumps(body)
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -724,19 +724,19 @@ class _Handler(BaseHTTPRequestHandler):
         group_version = prefix.removeprefix("/apis/").removeprefix("/api/")
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:  # noqa: N802  (http.server's handler name)
         self._serve("GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:  # noqa: N802  (http.server's handler name)
         self._serve("POST")
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:  # noqa: N802  (http.server's handler name)
         self._serve("PUT")
 
-    def do_PATCH(self) -> None:  # noqa: N802
+    def do_PATCH(self) -> None:  # noqa: N802  (http.server's handler name)
         self._serve("PATCH")
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:  # noqa: N802  (http.server's handler name)
         self._serve("DELETE")
 
     def _chunk(self, event: dict) -> None:

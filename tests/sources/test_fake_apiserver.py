@@ -55,7 +55,7 @@ def test_list_pages_with_continue_on_a_consistent_snapshot(fake, http):
 def test_label_and_field_selectors(fake, http):
     fake.add({**vm("a"), "metadata": {**vm("a")["metadata"], "labels": {"tier": "db"}}})
     fake.add(vm("b"))
-    names = lambda resp: [o["metadata"]["name"] for o in resp.json()["items"]]  # noqa: E731
+    names = lambda resp: [o["metadata"]["name"] for o in resp.json()["items"]]  # noqa: E731  (a one-line helper)
     assert names(http.get(VMS.format(ns="apps"), params={"labelSelector": "tier=db"})) == ["a"]
     assert names(http.get(VMS.format(ns="apps"), params={"labelSelector": "!tier"})) == ["b"]
     assert names(http.get("/apis/kubevirt.io/v1/virtualmachines", params={"fieldSelector": "metadata.name=b"})) == ["b"]
@@ -183,7 +183,7 @@ def test_admission_jsonpatch_is_applied_as_the_api_server_does(fake, http):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Hook(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):  # noqa: N802  (http.server's handler name)
             review = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
             patch = [{"op": "add", "path": "/metadata/labels", "value": {"seen": str(review["request"]["dryRun"])}}]
             body = orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {
