@@ -24,7 +24,7 @@ def test_every_cli_command_and_flag_is_in_the_cli_page() -> None:
     for name, _, sub in gen_docs._subcommands(build_parser()):
         assert f"\n## {name}\n" in page
         for action in sub._actions:
-            for option in action.option_strings:
+            for option in [] if action.dest == "help" else action.option_strings:
                 assert option in page, (name, option)
 
 
