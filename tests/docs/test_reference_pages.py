@@ -45,8 +45,8 @@ def test_every_metric_is_on_the_metrics_page() -> None:
 
 
 def test_values_comments_are_read_by_path() -> None:
-    text = "# The policy.\n#   reference  keep\npolicy: reference\ntls:\n  # Where from.\n  source: helm  # or secret\n" \
-           "  certManager:\n    issuerRef: {}\n    #  name: my-ca\n    duration: 2h\n"
+    text = ("# The policy.\n#   reference  keep\npolicy: reference\ntls:\n  # Where from.\n"
+            "  source: helm  # or secret\n  certManager:\n    issuerRef: {}\n    #  name: my-ca\n    duration: 2h\n")
     comments = gen_docs.values_comments(text)
     assert comments["policy"] == "The policy. <br>reference  keep"
     assert comments["tls.source"] == "Where from. or secret"

@@ -63,3 +63,13 @@ def test_the_docs_name_no_internal_work_items() -> None:
     for page in [ROOT / "README.md", ROOT / "bench" / "README.md", *(ROOT / "docs").rglob("*.md")]:
         found = pattern.findall(page.read_text())
         assert not found, (page, found)
+
+
+def test_the_readme_is_a_short_front_door_whose_links_resolve() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 150
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    assert len(local) >= 10
+    for link in local:
+        assert (ROOT / link).exists(), link
