@@ -1,6 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
 #   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443; the samples pick their policy by annotation)
 #   make test    install what the tests need and run them
+# Documentation: make docs (build the site into site/, --strict), make docs-serve (http://127.0.0.1:8000),
+# make docs-reference (regenerate docs/reference/ from the code).
 # The tests read tests/data/shared/, an in-tree copy of ../shared; `make sync-shared` refreshes it.
 PYTHON ?= python3.11
 VENV   ?= .venv
@@ -8,14 +10,14 @@ PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.installed
 
-.PHONY: serve test install conformance sync-shared bench clean
+.PHONY: serve test install conformance sync-shared bench clean docs docs-serve docs-reference
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -36,5 +38,14 @@ sync-shared:
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
+docs-reference: $(STAMP)
+	$(PY) tools/gen_docs.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

@@ -1,4 +1,4 @@
-"""The README's inferFromVolume example, offline: `expand`/`validate` read the volume objects from -f files
+"""The inferFromVolume example (docs/guides/infer-from-volume.md), offline: `expand`/`validate` read the volume objects from -f files
 and run the VM mutator's stage first (examples/infer/, examples/vm-create-infer.json)."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Reliability suite: hypothesis profiles and the shared server.
 
 HYPOTHESIS_PROFILE=ci (default) keeps CI fast; HYPOTHESIS_PROFILE=long runs >= 100,000 examples of
-the AdmissionReview fuzz test (see README, "Reliability and security"). The profiles are applied as
+the AdmissionReview fuzz test (see docs/operations/reliability.md). The profiles are applied as
 decorators (`fuzz_settings(...)`), never loaded globally, so other suites keep their own settings.
 """
 from __future__ import annotations

@@ -214,14 +214,14 @@ def test_notes_tell_how_to_check_the_install(default_install, cert_manager_insta
     assert f"get certificate {FULLNAME}-serving" in cert_manager_install[1]
 
 
-def test_readme_rollout_set_flags_limit_the_webhook_to_the_labelled_namespace():
+def test_documented_rollout_set_flags_limit_the_webhook_to_the_labelled_namespace():
     from ship_checks import namespace_labels, selector_matches
 
     flags = ["webhook.failurePolicy=Ignore",
              "webhook.namespaceSelectorExpressions[0].key=instancetype-webhook/enabled",
              "webhook.namespaceSelectorExpressions[0].operator=In"]
     string_flag = "webhook.namespaceSelectorExpressions[0].values[0]=true"
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs/install/rollout.md").read_text()
     for flag in flags:
         assert f"--set '{flag}'" in readme or f"--set {flag}" in readme
     assert f"--set-string '{string_flag}'" in readme

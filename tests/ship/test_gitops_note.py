@@ -1,7 +1,7 @@
-"""The README's Argo CD ignoreDifferences covers every field a real flattening changes.
+"""The GitOps page's (docs/install/gitops.md) Argo CD ignoreDifferences covers every field a real flattening changes.
 
 Each public conformance case pairs a VM with upstream KubeVirt's own expansion of it; every leaf that
-differs between the two must fall under one of the README's jsonPointers or jqPathExpressions.
+differs between the two must fall under one of the page's jsonPointers or jqPathExpressions.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_ignore_rules() -> tuple[list[str], list[re.Pattern]]:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### GitOps"):]
+    text = (ROOT / "docs/install/gitops.md").read_text()
+    section = text[text.index("## Argo CD"):]
     block = re.search(r"```yaml\n(apiVersion: argoproj.io.*?)```", section, re.S).group(1)
     app = yaml.safe_load(block)
     (vm_rule,) = [r for r in app["spec"]["ignoreDifferences"] if r["kind"] == "VirtualMachine"]
@@ -28,7 +28,7 @@ def readme_ignore_rules() -> tuple[list[str], list[re.Pattern]]:
 
 
 def jq_rule(jq: str) -> tuple[re.Pattern, bool]:
-    """(path regex, only-when-empty) for the two jq forms the README uses: a path with `[]?`, and
+    """(path regex, only-when-empty) for the two jq forms the page uses: a path with `[]?`, and
     `PATH | select(. == {})`."""
     path, _, select = jq.partition(" | ")
     assert select in ("", "select(. == {})"), jq
