@@ -1,5 +1,5 @@
-"""The inferFromVolume example (docs/guides/infer-from-volume.md), offline: `expand`/`validate` read the volume objects from -f files
-and run the VM mutator's stage first (examples/infer/, examples/vm-create-infer.json)."""
+"""The inferFromVolume example (docs/guides/infer-from-volume.md), offline: `expand`/`validate` read the
+volume objects from -f files and run the VM mutator's stage first (examples/infer/, examples/vm-create-infer.json)."""
 from __future__ import annotations
 
 import json
