@@ -5,11 +5,14 @@ in flight) are plain integers updated on the event loop, with no lock and no met
 hot path, and turned into Prometheus families when /metrics is scraped (`ReviewCollector`): the
 prometheus_client objects took a lock per update, three updates and a bucket scan per review. Rare
 events (errors, certificate reloads, configuration changes) keep prometheus_client's own counters.
+The server's state (ready, reference cache synced and its size, the serving certificate's notAfter,
+the worker count) is read when scraped (`StateCollector`), so it is never stale.
 """
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -66,6 +69,10 @@ class Metrics:
             "instancetype_webhook_cluster_configuration_changes", "Cluster configurations taken into use",
             registry=self.registry)
 
+    def state(self, state: "State") -> None:
+        """Report the server's state on every scrape (called once, at start)."""
+        self.registry.register(StateCollector(state))
+
     def observe(self, endpoint: str, operation: str, kind: str, outcome: str, seconds: float) -> None:
         key = (endpoint, operation, kind, outcome)
         self.requests[key] = self.requests.get(key, 0) + 1
@@ -117,3 +124,46 @@ class ReviewCollector:
             histogram.add_metric([endpoint], hist.cumulative(), hist.sum)
         yield histogram
         yield GaugeMetricFamily("instancetype_webhook_requests_in_flight", "Requests being answered", value=in_flight)
+
+
+@dataclass
+class State:
+    """Callables read on each scrape."""
+
+    ready: Callable[[], bool]
+    synced: Callable[[], bool]
+    cache_objects: Callable[[], dict[str, int]]
+    certificate_not_after: Callable[[], float | None]
+
+
+class StateCollector:
+    """ready, reference cache synced and objects, certificate notAfter, and 1 for this worker (the
+    supervisor of `serve --workers N` adds the workers up: instancetype_webhook_workers is N)."""
+
+    def __init__(self, state: State):
+        self.state = state
+
+    def describe(self) -> list[Metric]:
+        return list(self._families(False, False, {}, None))
+
+    def collect(self) -> Iterator[Metric]:
+        s = self.state
+        return self._families(bool(s.ready()), bool(s.synced()), dict(s.cache_objects()), s.certificate_not_after())
+
+    @staticmethod
+    def _families(ready: bool, synced: bool, objects: dict[str, int], not_after: float | None) -> Iterator[Metric]:
+        yield GaugeMetricFamily("instancetype_webhook_ready", "1 when /readyz answers 200 (synced, not draining)",
+                                value=int(ready))
+        yield GaugeMetricFamily("instancetype_webhook_reference_cache_synced",
+                                "1 when every watched instance type / preference kind has been listed", value=int(synced))
+        cache = GaugeMetricFamily("instancetype_webhook_reference_cache_objects", "Objects in the reference cache",
+                                  labels=("resource",))
+        for resource, count in sorted(objects.items()):
+            cache.add_metric([resource], count)
+        yield cache
+        expiry = GaugeMetricFamily("instancetype_webhook_tls_certificate_not_after_timestamp_seconds",
+                                   "notAfter of the serving certificate in use (Unix time)")
+        if not_after is not None:
+            expiry.add_metric([], not_after)
+        yield expiry
+        yield GaugeMetricFamily("instancetype_webhook_workers", "Processes answering reviews", value=1)
