@@ -14,6 +14,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
+import orjson
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
@@ -55,6 +56,10 @@ class Metrics:
         self.errors = Counter(
             "instancetype_webhook_errors", "Requests that could not be answered normally",
             ("endpoint", "reason"), registry=self.registry)
+        self.denials = Counter(
+            "instancetype_webhook_denials", "Reviews answered with allowed: false, by the first cause's reason "
+            "(FieldValueInvalid, ...) or, without causes, the HTTP status (NotFound, BadRequest, ...)",
+            ("endpoint", "reason"), registry=self.registry)
         self.tls_reloads = Counter(
             "instancetype_webhook_tls_reloads", "Certificate reloads", registry=self.registry)
         self.config_generation = Gauge(
@@ -88,12 +93,32 @@ class Metrics:
         self.config_info.labels(settings.origin, str(settings.generation), settings.resource_version).set(1)
         self.config_changes.inc()
 
+    def denied(self, endpoint: str, body: bytes) -> None:
+        """Count a denial (`body`: the AdmissionReview answer; denials are rare, so it is parsed here)."""
+        self.denials.labels(endpoint, denial_reason(body)).inc()
+
     def error(self, endpoint: str, reason: str) -> None:
         self.errors.labels(endpoint, reason).inc()
 
     def serve(self, port: int, host: str = "") -> None:
         """Start the plain-HTTP /metrics server in a daemon thread."""
         start_http_server(port, addr=host or "0.0.0.0", registry=self.registry)
+
+
+HTTP_REASONS = {400: "BadRequest", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 413: "RequestEntityTooLarge",
+                422: "Invalid", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+
+
+def denial_reason(body: bytes) -> str:
+    """The first cause's reason of a denial's Status, else the name of its HTTP code."""
+    try:
+        status = (orjson.loads(body).get("response") or {}).get("status") or {}
+    except (orjson.JSONDecodeError, AttributeError):
+        return "Unknown"
+    causes = (status.get("details") or {}).get("causes") or []
+    if causes and isinstance(causes[0], dict) and causes[0].get("reason"):
+        return str(causes[0]["reason"])[:64]
+    return HTTP_REASONS.get(int(status.get("code") or 400), str(status.get("code")))
 
 
 class ReviewCollector:

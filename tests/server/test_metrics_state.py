@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import httpx
+import orjson
 from cryptography import x509
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -13,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.certs import generate, write_bundle
 from app.server.metrics import Metrics, State
 from app.sources.catalog import load_catalog
-from tests.server.harness import make_certs, serve
+from tests.server.harness import make_certs, review, serve
 
 LOCAL = {"INSTANCETYPE_WEBHOOK_METRICS_HOST": "127.0.0.1", "INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}
 
@@ -62,6 +63,22 @@ def test_a_real_server_reports_its_state_and_follows_a_new_certificate(tmp_path:
             assert time.monotonic() < deadline, "the reloaded certificate's notAfter never showed"
             time.sleep(0.2)
         assert expected - time.time() < 11 * 86400
+
+
+def test_denials_are_counted_by_reason(tmp_path: Path):
+    """A conflict's cause reason; a missing instance type has no cause: its HTTP code (400, as upstream)."""
+    conflicting = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                   "metadata": {"name": "db", "namespace": "default"},
+                   "spec": {"instancetype": {"name": "u1.small"},
+                            "template": {"spec": {"domain": {"cpu": {"cores": 3}, "devices": {}}}}}}
+    missing = {**conflicting, "spec": {"instancetype": {"name": "nope"}, "template": {"spec": {"domain": {}}}}}
+    with serve(tmp_path, "--policy", "expand", env=LOCAL) as server, server.client() as client:
+        for body in (conflicting, conflicting, missing):
+            answer = client.post("/mutate", content=orjson.dumps(review(body))).json()["response"]
+            assert answer["allowed"] is False
+        got = samples(httpx.get(server.metrics_url + "/metrics", timeout=5).text)
+    assert got[("instancetype_webhook_denials_total", (("endpoint", "mutate"), ("reason", "FieldValueInvalid")))] == 2
+    assert got[("instancetype_webhook_denials_total", (("endpoint", "mutate"), ("reason", "BadRequest")))] == 1
 
 
 def test_workers_are_counted_and_state_is_not_added_up(tmp_path: Path):
