@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_selection(p)
     p.add_argument("--report", choices=("policyreport", "openreports"),
-                   help="also write the results as policy reports: wgpolicyk8s.io PolicyReport or openreports.io Report")
+                   help="also write the results as policy reports: wgpolicyk8s.io PolicyReport or "
+                        "openreports.io Report")
     p.add_argument("--report-flatten", choices=("warn", "fail"), default="warn",
                    help="the report result of a VM that would be flattened (default warn)")
     p.add_argument("--report-max-bytes", type=int, default=1_000_000,

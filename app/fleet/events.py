@@ -17,8 +17,9 @@ import random
 import socket
 import threading
 import time
-from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import quote
 
 from app.fleet.kube import Conflict, KubeError, VMClient
@@ -38,15 +39,15 @@ REASONS: dict[str, tuple[str, str]] = {
 
 
 def micro_time(when: datetime) -> str:
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _parse(text: str) -> datetime | None:
     try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     except (TypeError, ValueError):
         try:
-            return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+            return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         except (TypeError, ValueError):
             return None
 
@@ -119,7 +120,7 @@ class Recorder:
     def record(self, finding: Mapping[str, Any], now: datetime | None = None) -> None:
         if self.disabled:
             return
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         fresh = build(finding, self.policy, now, self.instance)
         if fresh is None:
             return

@@ -137,5 +137,5 @@ def table(api: ReportAPI, published: Published) -> str:
                      how))
     rows += [(ns, name, "", "", "", "", "", "deleted") for ns, name in published.deleted]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["   ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["   ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return f"{api.kind} ({api.api_version}):\n" + "\n".join(lines) + "\n"

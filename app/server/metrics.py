@@ -74,7 +74,7 @@ class Metrics:
             "instancetype_webhook_cluster_configuration_changes", "Cluster configurations taken into use",
             registry=self.registry)
 
-    def state(self, state: "State") -> None:
+    def state(self, state: State) -> None:
         """Report the server's state on every scrape (called once, at start)."""
         self.registry.register(StateCollector(state))
 
@@ -180,7 +180,8 @@ class StateCollector:
         yield GaugeMetricFamily("instancetype_webhook_ready", "1 when /readyz answers 200 (synced, not draining)",
                                 value=int(ready))
         yield GaugeMetricFamily("instancetype_webhook_reference_cache_synced",
-                                "1 when every watched instance type / preference kind has been listed", value=int(synced))
+                                "1 when every watched instance type / preference kind has been listed",
+                                value=int(synced))
         cache = GaugeMetricFamily("instancetype_webhook_reference_cache_objects", "Objects in the reference cache",
                                   labels=("resource",))
         for resource, count in sorted(objects.items()):

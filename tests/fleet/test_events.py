@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.sources.fake_apiserver import FakeAPIServer
 from tests.sources.fake_schema import event_errors
 
-NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
 
 def test_flattened_is_normal_and_cannot_is_a_warning_with_the_reason():
@@ -31,7 +31,8 @@ def test_flattened_is_normal_and_cannot_is_a_warning_with_the_reason():
                                  "name": "a", "uid": "u1"}
     assert flat["eventTime"] == "2026-01-02T03:04:05.678901Z" and flat["reportingController"] == CONTROLLER
     assert event_errors(flat) == []
-    bad = build(Finding("ns", "a", "refuse", reason="conflicts with u1.small", uid="u1").reference(), "expand", NOW, "x")
+    refused = Finding("ns", "a", "refuse", reason="conflicts with u1.small", uid="u1").reference()
+    bad = build(refused, "expand", NOW, "x")
     assert bad is not None and (bad["type"], bad["reason"], bad["note"]) == ("Warning", "FlattenRefused",
                                                                              "conflicts with u1.small")
     assert build(Finding("ns", "a", "unresolved", reason="nf").reference(), "e", NOW, "x")["reason"] == \
@@ -44,9 +45,11 @@ def test_flattened_is_normal_and_cannot_is_a_warning_with_the_reason():
 
 def test_the_same_event_has_the_same_name_and_another_note_another():
     f = Finding("ns", "a", "refuse", reason="one", uid="u1").reference()
-    assert build(f, "e", NOW, "x")["metadata"]["name"] == build(f, "e", NOW + timedelta(hours=1), "y")["metadata"]["name"]
-    assert build(f, "e", NOW, "x")["metadata"]["name"] != build({**f, "reason": "two"}, "e", NOW, "x")["metadata"]["name"]
-    assert build(f, "e", NOW, "x")["metadata"]["name"].startswith("a.")
+    def name(finding: dict, when: datetime = NOW, instance: str = "x") -> str:
+        return build(finding, "e", when, instance)["metadata"]["name"]
+
+    assert name(f) == name(f, NOW + timedelta(hours=1), "y")  # found again by a later run, another pod
+    assert name(f) != name({**f, "reason": "two"}) and name(f).startswith("a.")
 
 
 def test_a_repeat_within_the_window_extends_the_series_else_starts_again():
@@ -119,7 +122,7 @@ def test_a_finished_series_starts_a_fresh_event(cluster):
     fake, config = cluster
     sweep(config, "--events")
     old = events(fake)["db"]
-    stale = micro_time(datetime.now(timezone.utc) - timedelta(minutes=30))
+    stale = micro_time(datetime.now(UTC) - timedelta(minutes=30))
     fake.add({**old, "eventTime": stale, "series": {"count": 5, "lastObservedTime": stale}})
     sweep(config, "--events")
     now = events(fake)["db"]

@@ -143,7 +143,8 @@ def test_a_large_namespace_is_split_and_shrinks_back(cluster):
     assert code == 0
     parts = sorted(ours(fake).values(), key=lambda r: r["metadata"]["annotations"][PART])
     assert len(parts) >= 3 and all(len(orjson.dumps(p)) <= 65536 for p in parts)
-    assert [p["metadata"]["annotations"][PART] for p in parts] == [f"{i}/{len(parts)}" for i in range(1, len(parts) + 1)]
+    count = len(parts)
+    assert [p["metadata"]["annotations"][PART] for p in parts] == [f"{i}/{count}" for i in range(1, count + 1)]
     names = [r["resources"][0]["name"] for p in parts for r in p["results"]]
     assert sorted(names) == [f"bulk-{i:03d}" for i in range(200)] and len(set(names)) == 200
     for i in range(190):

@@ -10,16 +10,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import helm_python as helm
 import httpx
 import orjson
 import pytest
 import yaml
+from ship_checks import by_kind, check_schemas
+from test_chart import CHART, FULLNAME, NAMESPACE, install
 
 from tests.needs import need_command
 from tests.server.harness import review, serve
-
-from ship_checks import by_kind, check_schemas
-from test_chart import CHART, FULLNAME, NAMESPACE, install
 
 ON = {"metrics": {"prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
                   "dashboard": {"enabled": True}}}
@@ -62,7 +62,8 @@ def test_off_by_default():
 
 def test_rendered_objects(rendered):
     rule, config_map, dashboard = rendered
-    assert rule["metadata"]["namespace"] == NAMESPACE and rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    assert rule["metadata"]["namespace"] == NAMESPACE
+    assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
     assert set(rules(rule)) == {"InstancetypeWebhookDown", "InstancetypeWebhookNotReady", "InstancetypeWebhookErrors",
                                 "InstancetypeWebhookLatencyHigh", "InstancetypeWebhookDenialsRising",
                                 "InstancetypeWebhookReferenceCacheNotSynced", "InstancetypeWebhookCertificateExpiring"}
@@ -92,7 +93,8 @@ def test_dashboard_namespace_and_annotations():
     objs, _ = install({"metrics": {"dashboard": {"enabled": True, "namespace": "monitoring",
                                                  "annotations": {"grafana_folder": "KubeVirt"}}}})
     (cm,) = [o for o in by_kind(objs, "ConfigMap") if o["metadata"]["name"].endswith("-dashboard")]
-    assert cm["metadata"]["namespace"] == "monitoring" and cm["metadata"]["annotations"] == {"grafana_folder": "KubeVirt"}
+    assert cm["metadata"]["namespace"] == "monitoring"
+    assert cm["metadata"]["annotations"] == {"grafana_folder": "KubeVirt"}
 
 
 def test_promtool_checks_the_rules_and_the_dashboard_queries(rendered, tmp_path: Path):
@@ -102,7 +104,8 @@ def test_promtool_checks_the_rules_and_the_dashboard_queries(rendered, tmp_path:
     checked = subprocess.run([promtool, "check", "rules", str(tmp_path / "rules.yaml")], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "SUCCESS: 7 rules found" in checked.stdout
-    queries = [{"record": f"dashboard:query{i}", "expr": as_promql(e)} for i, e in enumerate(dashboard_queries(dashboard))]
+    queries = [{"record": f"dashboard:query{i}", "expr": as_promql(e)}
+               for i, e in enumerate(dashboard_queries(dashboard))]
     (tmp_path / "dashboard.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": queries}]}))
     checked = subprocess.run([promtool, "check", "rules", str(tmp_path / "dashboard.yaml")],
                              capture_output=True, text=True)
@@ -211,3 +214,11 @@ def test_every_metric_the_rules_and_dashboard_use_is_served(rendered, tmp_path: 
     text = scrape_after_traffic(tmp_path)
     served = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line and not line.startswith("#")}
     assert used - served == set(), f"used by the rules or dashboard but not on /metrics: {sorted(used - served)}"
+
+
+def test_helm_lint_with_everything_on():
+    values = {**ON, "policy": "expandAll", "sweep": {"enabled": True}, "audit": {"enabled": True},
+              "metrics": {**ON["metrics"], "serviceMonitor": {"enabled": True}}}
+    report = helm.lint(str(CHART), values, strict=True, namespace=NAMESPACE)
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
