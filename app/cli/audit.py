@@ -63,6 +63,7 @@ def _publish(args: argparse.Namespace, session: Any, api: Any, namespace: str | 
     except ReportError as exc:
         print(f"audit: {exc}", file=sys.stderr)
         return 2
+    sys.stdout.flush()
     print(table(api, done), end="", file=sys.stderr)
     return 0
 

@@ -54,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
                            "sweep: ")
     if result is None:
         return 2
-    if recorder is not None:
-        print(f"sweep: {recorder.summary()}", file=sys.stderr)
     if args.output == "table":
         title = f"policy {args.policy}" + (" (dry run: nothing stored)" if args.dry_run else "")
         write_table(result.findings, sys.stdout, title, {"writes": result.writes,
@@ -64,4 +62,7 @@ def run(args: argparse.Namespace) -> int:
                                                          "disagreements": result.disagreements}, SWEEP_NAMES)
     else:
         write_document(sweep_document(args.policy, result, args.dry_run), args.output, sys.stdout)
+    if recorder is not None:
+        sys.stdout.flush()
+        print(f"sweep: {recorder.summary()}", file=sys.stderr)
     return 1 if any(f.action in ("refuse", "unresolved", "failed") for f in result.findings) else 0

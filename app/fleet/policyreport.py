@@ -76,9 +76,9 @@ def message(finding: Mapping[str, Any], policy: str) -> str:
         text = "stored flat" if reason == "flat already" else reason or "stored flat"
     else:
         text = reason or action
-    causes = _causes(finding.get("causes") or [])
-    if causes and causes not in text:
-        text = f"{text} ({causes})"
+    untold = [c for c in finding.get("causes") or [] if str(c.get("message", "")) not in text]
+    if untold:
+        text = f"{text} ({_causes(untold)})"
     return _cut(text)
 
 

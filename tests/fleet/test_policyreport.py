@@ -92,6 +92,14 @@ def test_a_namespace_too_large_for_one_object_is_split_in_order():
     assert [p["metadata"]["name"] for p in parts if p["metadata"]["namespace"] == "small"] == ["instancetype-webhook"]
 
 
+def test_the_message_names_each_cause_once():
+    same = Finding("ns", "x", "refuse", reason="cores conflicts", causes=[{"message": "cores conflicts", "field": "f"}])
+    assert result(same.reference(), "expand", 1)["message"] == "cores conflicts"
+    more = Finding("ns", "x", "refuse", reason="2 conflicts", causes=[{"message": "a", "field": "f.a"},
+                                                                      {"message": "b", "field": "f.b"}])
+    assert result(more.reference(), "expand", 1)["message"] == "2 conflicts (f.a: a; f.b: b)"
+
+
 def test_long_texts_are_cut():
     finding = Finding("ns", "x", "refuse", reason="r" * 10000, uid="u").reference()
     r = result(finding, "expand", 1)
