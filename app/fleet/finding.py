@@ -33,9 +33,16 @@ class Finding:
     policy: str = ""
     warnings: list[str] = field(default_factory=list)
     running: bool = False  # a VMI exists: the flat spec applies at its next start
+    uid: str = ""  # metadata.uid (policy reports and events refer to the VM by it; not in the JSON output)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["uid"]
+        return out
+
+    def reference(self) -> dict[str, Any]:
+        """to_dict() with the uid: what policy reports and events are built from."""
+        return {**self.to_dict(), "uid": self.uid}
 
 
 def _meta(vm: dict[str, Any]) -> dict[str, Any]:
@@ -60,15 +67,16 @@ def assess(vm: dict[str, Any], ctx: ReviewContext) -> tuple[Finding, VMAnswer | 
     """The finding for a stored VM, and /mutate's answer behind it (None when there is no matcher)."""
     meta = _meta(vm)
     namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+    uid = str(meta.get("uid") or "")
     spec = vm.get("spec")
     if not isinstance(spec, dict) or not has_matcher(spec):
-        return Finding(namespace, name, "unchanged", reason="no instancetype or preference matcher"), None
+        return Finding(namespace, name, "unchanged", reason="no instancetype or preference matcher", uid=uid), None
     try:
         answer = answer_vm(vm, vm, "UPDATE", namespace, ctx)
     except Exception as exc:  # noqa: BLE001 (e.g. SourceUnavailable: one VM's failure is reported, not fatal)
         message = getattr(exc, "admission_message", None) or f"{type(exc).__name__}: {exc}"
-        return Finding(namespace, name, "failed", reason=message), None
-    finding = Finding(namespace, name, "skip", policy=answer.policy, warnings=list(answer.verdict.warnings))
+        return Finding(namespace, name, "failed", reason=message, uid=uid), None
+    finding = Finding(namespace, name, "skip", policy=answer.policy, warnings=list(answer.verdict.warnings), uid=uid)
     if answer.action == "deny":
         verdict = answer.verdict
         finding.reason = str(verdict.message or "")

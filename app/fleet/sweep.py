@@ -54,6 +54,7 @@ class SweepOptions:
     max_attempts: int = 8
     backoff: float = 0.05  # first retry delay, doubled each time (with jitter), at most 2 s
     shard: Shard | None = None
+    record: Callable[[Finding], None] | None = None  # called in the worker with each VM's final finding (events)
 
 
 @dataclass
@@ -125,6 +126,13 @@ class Sweeper:
         finding.reason = f"gave up after {self.options.max_attempts} attempts: {last}"
         return finding
 
+    def one_recorded(self, vm: dict[str, Any]) -> Finding:
+        """`one`, then the finding handed to `options.record` (not in a dry run: nothing happened)."""
+        finding = self.one(vm)
+        if self.options.record is not None and not self.options.dry_run:
+            self.options.record(finding)
+        return finding
+
 
 def sweep(client: VMClient, ctx: ReviewContext, namespace: str | None, options: SweepOptions,
           on_total: Callable[[int], None] | None = None,
@@ -145,7 +153,7 @@ def sweep(client: VMClient, ctx: ReviewContext, namespace: str | None, options: 
             if len(pending) >= 2 * workers:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 collect(done)
-            pending.add(pool.submit(sweeper.one, vm))
+            pending.add(pool.submit(sweeper.one_recorded, vm))
         collect(wait(pending)[0])
     sweeper.result.findings.sort(key=lambda f: (f.namespace, f.name))
     return sweeper.result

@@ -167,6 +167,8 @@ async def review_answer(body: Callable[[], Awaitable[bytes]], hook: Webhook, end
                 outcome = _crashed(review, kind, exc)
         seconds = time.perf_counter() - start
         metrics.observe(endpoint, review["request"]["operation"], kind, outcome.outcome, seconds)
+        if not outcome.allowed:
+            metrics.denied(endpoint, outcome.body)
         log_review(review_line(endpoint, parsed, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
                                outcome.policy))
         return 200, outcome.body

@@ -5,13 +5,17 @@ in flight) are plain integers updated on the event loop, with no lock and no met
 hot path, and turned into Prometheus families when /metrics is scraped (`ReviewCollector`): the
 prometheus_client objects took a lock per update, three updates and a bucket scan per review. Rare
 events (errors, certificate reloads, configuration changes) keep prometheus_client's own counters.
+The server's state (ready, reference cache synced and its size, the serving certificate's notAfter,
+the worker count) is read when scraped (`StateCollector`), so it is never stale.
 """
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import orjson
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
@@ -53,6 +57,10 @@ class Metrics:
         self.errors = Counter(
             "instancetype_webhook_errors", "Requests that could not be answered normally",
             ("endpoint", "reason"), registry=self.registry)
+        self.denials = Counter(
+            "instancetype_webhook_denials", "Reviews answered with allowed: false, by the first cause's reason "
+            "(FieldValueInvalid, ...) or, without causes, the HTTP status (NotFound, BadRequest, ...)",
+            ("endpoint", "reason"), registry=self.registry)
         self.tls_reloads = Counter(
             "instancetype_webhook_tls_reloads", "Certificate reloads", registry=self.registry)
         self.config_generation = Gauge(
@@ -66,6 +74,10 @@ class Metrics:
         self.config_changes = Counter(
             "instancetype_webhook_cluster_configuration_changes", "Cluster configurations taken into use",
             registry=self.registry)
+
+    def state(self, state: State) -> None:
+        """Report the server's state on every scrape (called once, at start)."""
+        self.registry.register(StateCollector(state))
 
     def observe(self, endpoint: str, operation: str, kind: str, outcome: str, seconds: float) -> None:
         key = (endpoint, operation, kind, outcome)
@@ -82,12 +94,32 @@ class Metrics:
         self.config_info.labels(settings.origin, str(settings.generation), settings.resource_version).set(1)
         self.config_changes.inc()
 
+    def denied(self, endpoint: str, body: bytes) -> None:
+        """Count a denial (`body`: the AdmissionReview answer; denials are rare, so it is parsed here)."""
+        self.denials.labels(endpoint, denial_reason(body)).inc()
+
     def error(self, endpoint: str, reason: str) -> None:
         self.errors.labels(endpoint, reason).inc()
 
     def serve(self, port: int, host: str = "") -> None:
         """Start the plain-HTTP /metrics server in a daemon thread."""
         start_http_server(port, addr=host or "0.0.0.0", registry=self.registry)
+
+
+HTTP_REASONS = {400: "BadRequest", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 413: "RequestEntityTooLarge",
+                422: "Invalid", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+
+
+def denial_reason(body: bytes) -> str:
+    """The first cause's reason of a denial's Status, else the name of its HTTP code."""
+    try:
+        status = (orjson.loads(body).get("response") or {}).get("status") or {}
+    except (orjson.JSONDecodeError, AttributeError):
+        return "Unknown"
+    causes = (status.get("details") or {}).get("causes") or []
+    if causes and isinstance(causes[0], dict) and causes[0].get("reason"):
+        return str(causes[0]["reason"])[:64]
+    return HTTP_REASONS.get(int(status.get("code") or 400), str(status.get("code")))
 
 
 class ReviewCollector:
@@ -118,3 +150,47 @@ class ReviewCollector:
             histogram.add_metric([endpoint], hist.cumulative(), hist.sum)
         yield histogram
         yield GaugeMetricFamily("instancetype_webhook_requests_in_flight", "Requests being answered", value=in_flight)
+
+
+@dataclass
+class State:
+    """Callables read on each scrape."""
+
+    ready: Callable[[], bool]
+    synced: Callable[[], bool]
+    cache_objects: Callable[[], dict[str, int]]
+    certificate_not_after: Callable[[], float | None]
+
+
+class StateCollector:
+    """ready, reference cache synced and objects, certificate notAfter, and 1 for this worker (the
+    supervisor of `serve --workers N` adds the workers up: instancetype_webhook_workers is N)."""
+
+    def __init__(self, state: State):
+        self.state = state
+
+    def describe(self) -> list[Metric]:
+        return list(self._families(False, False, {}, None))
+
+    def collect(self) -> Iterator[Metric]:
+        s = self.state
+        return self._families(bool(s.ready()), bool(s.synced()), dict(s.cache_objects()), s.certificate_not_after())
+
+    @staticmethod
+    def _families(ready: bool, synced: bool, objects: dict[str, int], not_after: float | None) -> Iterator[Metric]:
+        yield GaugeMetricFamily("instancetype_webhook_ready", "1 when /readyz answers 200 (synced, not draining)",
+                                value=int(ready))
+        yield GaugeMetricFamily("instancetype_webhook_reference_cache_synced",
+                                "1 when every watched instance type / preference kind has been listed",
+                                value=int(synced))
+        cache = GaugeMetricFamily("instancetype_webhook_reference_cache_objects", "Objects in the reference cache",
+                                  labels=("resource",))
+        for resource, count in sorted(objects.items()):
+            cache.add_metric([resource], count)
+        yield cache
+        expiry = GaugeMetricFamily("instancetype_webhook_tls_certificate_not_after_timestamp_seconds",
+                                   "notAfter of the serving certificate in use (Unix time)")
+        if not_after is not None:
+            expiry.add_metric([], not_after)
+        yield expiry
+        yield GaugeMetricFamily("instancetype_webhook_workers", "Processes answering reviews", value=1)

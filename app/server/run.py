@@ -16,7 +16,7 @@ import uvicorn
 from app.server.app import Webhook, create_app
 from app.server.context import ReviewContext
 from app.server.logs import configure
-from app.server.metrics import Metrics
+from app.server.metrics import Metrics, State
 from app.server.settings import ServerSettings
 from app.server.tls import ReloadingTLS, TLSError, dev_certificate
 
@@ -120,6 +120,18 @@ def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewConte
     return configuration
 
 
+def cache_objects(source: Any) -> dict[str, int]:
+    """Objects per resource in the reference cache (the watched kinds; offline: the catalogue's kinds)."""
+    informers = getattr(source, "informers", None)
+    if informers is not None:
+        return {informer.name: len(informer.store) for informer in list(informers.values())}
+    counts: dict[str, int] = {}
+    for obj in getattr(source, "objects", list)():
+        resource = str(obj.get("kind") or "").lower() + "s"  # the plural, as the watched kinds are named
+        counts[resource] = counts.get(resource, 0) + 1
+    return counts
+
+
 def tls_files(settings: ServerSettings) -> tuple[Path, Path]:
     if settings.dev:
         if settings.tls_cert or settings.tls_key:
@@ -200,6 +212,8 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
                    deadline_action=settings.deadline_action, offload=offload, ready=ready,
                    configuration_status=configuration.describe)
     tls.on_reload = metrics.tls_reloads.inc
+    metrics.state(State(ready=hook.is_ready, synced=ready, cache_objects=functools.partial(cache_objects, source),
+                        certificate_not_after=lambda: tls.not_after))
     tls.start()
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)

@@ -17,6 +17,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from cryptography import x509
+
 from app.certs import self_signed
 
 log = logging.getLogger("instancetype_webhook.tls")
@@ -49,7 +51,9 @@ class ReloadingTLS:
         self.reloads = 0
         self.on_reload = lambda: None
         self._stamps = self._current_stamps()
+        self._pem = b""
         self.current = self._build()
+        self.not_after = certificate_not_after(self._pem)  # of the certificate in use (Unix time)
         self.listener = self._build()
         self.listener.sni_callback = self._select
         self._stop = threading.Event()
@@ -66,6 +70,7 @@ class ReloadingTLS:
             cert_pem, key_pem = self.cert.read_bytes(), self.key.read_bytes()
         except OSError as exc:
             raise TLSError(f"cannot read TLS files: {exc}") from exc
+        self._pem = cert_pem
         # load_cert_chain only takes paths: load the bytes we read once, so cert and key are one pair.
         with tempfile.TemporaryDirectory(prefix="iw-tls-") as tmp:
             cert_tmp, key_tmp = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
@@ -101,6 +106,7 @@ class ReloadingTLS:
             log.warning("TLS files changed but do not load yet (retrying): %s", exc)
             return False
         self.current, self._stamps = ctx, stamps
+        self.not_after = certificate_not_after(self._pem)
         self.reloads += 1
         self.on_reload()
         log.info("TLS certificate reloaded from %s", self.cert)
@@ -120,6 +126,15 @@ class ReloadingTLS:
 
     def context_factory(self, _config, _default) -> ssl.SSLContext:  # noqa: ANN001 (uvicorn's signature)
         return self.listener
+
+
+def certificate_not_after(pem: bytes) -> float | None:
+    """notAfter (Unix time) of the first certificate in a PEM chain; None when it does not parse."""
+    try:
+        cert = x509.load_pem_x509_certificate(pem)
+    except ValueError:
+        return None
+    return cert.not_valid_after_utc.timestamp()
 
 
 def dev_certificate(directory: Path, hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")) -> tuple[Path, Path]:

@@ -15,7 +15,8 @@ answers reviews:
 - it checks what can fail once (TLS files; `--dev` makes one certificate all workers use), then
   forks the workers before it has any thread;
 - with `--metrics-port` it serves /metrics itself: the workers' own /metrics (each on a loopback port
-  of its own) fetched and added up per series (gauges of the configuration in use: the largest);
+  of its own) fetched and added up per series (gauges of the configuration in use and the
+  cache size: the largest; ready, synced and the certificate's notAfter: the smallest);
 - SIGTERM/SIGINT are passed to every worker, each drains as one server does (/readyz false, then
   the listener closes, in-flight reviews finish); the supervisor exits when all have;
 - a worker that dies is started again; one that exits with an error status within its first seconds
@@ -46,7 +47,11 @@ log = logging.getLogger("instancetype_webhook.server")
 EARLY_EXIT_SECONDS = 5.0  # a worker failing this soon after its start is a configuration error
 RESTART_DELAY = 1.0
 MAX_GAUGES = frozenset({"instancetype_webhook_cluster_configuration_generation",
-                        "instancetype_webhook_cluster_configuration_info"})
+                        "instancetype_webhook_cluster_configuration_info",
+                        "instancetype_webhook_reference_cache_objects"})
+# the pod is only as ready (and its certificate only as fresh) as its worst worker
+MIN_GAUGES = frozenset({"instancetype_webhook_ready", "instancetype_webhook_reference_cache_synced",
+                        "instancetype_webhook_tls_certificate_not_after_timestamp_seconds"})
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -88,6 +93,8 @@ def merge_metrics(texts: Iterable[str]) -> list[Metric]:
                 key = (sample.name, tuple(sorted(sample.labels.items())))
                 if family.name in MAX_GAUGES:
                     series[key] = max(series.get(key, sample.value), sample.value)
+                elif family.name in MIN_GAUGES:
+                    series[key] = min(series.get(key, sample.value), sample.value)
                 else:
                     series[key] = series.get(key, 0.0) + sample.value
     out = []

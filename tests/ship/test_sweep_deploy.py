@@ -1,6 +1,7 @@
 """The sweep as deployed: the chart's CronJob, post-install/upgrade Job and Indexed Job option (real Helm
 engine), webhook_config/sweep (real kustomize), and their RBAC: the sweep's ServiceAccount may write
-nothing but patch/update on virtualmachines, the webhook's stays read-only."""
+nothing but patch/update on virtualmachines (and, with sweep.events, create/update on events), the
+webhook's stays read-only."""
 from __future__ import annotations
 
 import shutil
@@ -48,10 +49,12 @@ def permissions(objs: list[dict], account: str, namespace: str) -> set[tuple[str
     return granted
 
 
-def check_accounts(objs: list[dict], sweep_sa: str, webhook_sa: str, namespace: str) -> None:
+def check_accounts(objs: list[dict], sweep_sa: str, webhook_sa: str, namespace: str, events: bool = False) -> None:
     sweep = permissions(objs, sweep_sa, namespace)
-    assert {p for p in sweep if p[2] not in READ} == {("kubevirt.io", "virtualmachines", "patch"),
-                                                     ("kubevirt.io", "virtualmachines", "update")}
+    writes = {("kubevirt.io", "virtualmachines", "patch"), ("kubevirt.io", "virtualmachines", "update")}
+    if events:  # sweep --events: Events only, found again by name (get) to extend a series
+        writes |= {("events.k8s.io", "events", "create"), ("events.k8s.io", "events", "update")}
+    assert {p for p in sweep if p[2] not in READ} == writes
     assert {("kubevirt.io", "virtualmachines", "list"), ("kubevirt.io", "virtualmachines", "get"),
             ("instancetype.kubevirt.io", "virtualmachineclusterinstancetypes", "list")} <= sweep
     webhook = permissions(objs, webhook_sa, namespace)
@@ -88,6 +91,15 @@ def test_cronjob_hook_job_and_rbac():
         rule = spec["podFailurePolicy"]["rules"][0]
         assert rule["action"] == "FailJob" and rule["onExitCodes"]["values"] == [1]
     assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+    assert "--events" in sweep_args(cron["spec"]["jobTemplate"]["spec"])
+    check_accounts(objs, SWEEP_SA, FULLNAME, NAMESPACE, events=True)
+
+
+def test_events_off_leaves_the_vm_writes_only():
+    values = {"policy": "expandAll", "sweep": {"enabled": True, "events": False}}
+    objs, _ = install(values)
+    (cron,) = by_kind(objs, "CronJob")
+    assert "--events" not in sweep_args(cron["spec"]["jobTemplate"]["spec"])
     check_accounts(objs, SWEEP_SA, FULLNAME, NAMESPACE)
 
 
@@ -110,7 +122,7 @@ def test_indexed_job_with_the_shard_count():
 
 def test_rbac_with_namespace_labels_stays_within_bounds():
     objs, _ = install({**ON, "rbac": {"readNamespaces": True}})
-    check_accounts(objs, SWEEP_SA, FULLNAME, NAMESPACE)
+    check_accounts(objs, SWEEP_SA, FULLNAME, NAMESPACE, events=True)
     assert ("", "namespaces", "list") in permissions(objs, SWEEP_SA, NAMESPACE)  # decides as the webhook does
 
 

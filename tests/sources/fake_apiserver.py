@@ -39,6 +39,12 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
   validating), applies the returned JSONPatch as the API server does, turns a denial into the real
   `admission webhook "<name>" denied the request: <message>` Status (its code, default 400), and
   returns admission warnings as `Warning: 299 - "<text>"` headers. `fake.reviews` counts the calls.
+- CRDs: `fake.install_crd(yaml)` serves a real CustomResourceDefinition; every write of it is pruned and
+  validated against its version's schema (tests/sources/fake_schema.py), a violation is a 422 Invalid
+  listing the fields. events.k8s.io/v1 Events get the built-in Event validation. A request body over
+  3 MiB is a 413; an object over etcd's 1.5 MiB is not stored (500 "etcdserver: request is too large").
+- RBAC: `fake.forbid(verb, plural)` answers that verb (create, update, patch, delete, get, list, watch)
+  with the real 403 Forbidden Status.
 - Test controls: add/update/delete (optionally without telling watchers), compact, drop all watch
   connections, hang GETs, count requests (`count("PATCH ")`), `writes` (stored changes made through
   the HTTP API), `on_write` (a hook called before each HTTP write is applied, e.g. to make a
@@ -65,6 +71,8 @@ from urllib.parse import parse_qs, unquote, urlparse
 import httpx
 import jsonpatch
 import orjson
+
+from tests.sources.fake_schema import Schema, crd_versions, event_errors
 
 GROUP_PATH = "/apis/instancetype.kubevirt.io/v1beta1"
 Key = tuple[str, str]  # (namespace or "", name)
@@ -108,7 +116,12 @@ STANDARD: tuple[Resource, ...] = (
     Resource("cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume", True, status=True),
     Resource("cdi.kubevirt.io", "v1beta1", "datasources", "DataSource", True, status=True),
     Resource("snapshot.storage.k8s.io", "v1", "volumesnapshots", "VolumeSnapshot", True, status=True),
+    Resource("events.k8s.io", "v1", "events", "Event", True, builtin=True),
 )
+MAX_REQUEST_BYTES = 3 * 1024 * 1024  # kube-apiserver's request body limit (413 above it)
+MAX_OBJECT_BYTES = 1536 * 1024  # etcd's default --max-request-bytes: a larger object is not stored
+VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "GET": "get", "LIST": "list",
+         "WATCH": "watch"}
 PLURAL_KIND = {r.plural: (r.kind, r.namespaced) for r in STANDARD if r.group == "instancetype.kubevirt.io"}
 KIND_PLURAL = {kind: plural for plural, (kind, _) in PLURAL_KIND.items()}
 
@@ -232,6 +245,8 @@ class FakeAPIServer:
         self.resources: dict[tuple[str, str], Resource] = {}  # (prefix, plural) -> resource
         self.objects: dict[str, dict[Key, dict]] = {}  # plural -> key -> stored object
         self.uninstalled: set[str] = set()
+        self.schemas: dict[str, Schema] = {}  # plural -> the served version's CRD schema
+        self.forbidden: set[tuple[str, str]] = set()  # (verb, plural) answered 403, as RBAC would
         for res in resources:
             self.register(res.group, res.version, res.plural, res.kind, res.namespaced, res.status, res.builtin)
         self.rv = start_rv
@@ -257,6 +272,22 @@ class FakeAPIServer:
         self.resources[(res.prefix, plural)] = res
         self.objects.setdefault(plural, {})
         return res
+
+    def install_crd(self, crd: dict) -> list[Resource]:
+        """Serve a CustomResourceDefinition (the real YAML, parsed): every served version, each write pruned
+        and validated against that version's schema as kube-apiserver does (fake_schema)."""
+        spec, out = crd["spec"], []
+        names = spec["names"]
+        for version, schema in crd_versions(crd):
+            out.append(self.register(spec["group"], version, names["plural"], names["kind"],
+                                     spec["scope"] == "Namespaced"))
+            self.schemas[f"{spec['group']}/{version}/{names['plural']}"] = schema
+        self.install(spec["group"])
+        return out
+
+    def forbid(self, verb: str, plural: str) -> None:
+        """RBAC: `verb` (create, update, patch, delete, get, list, watch) on `plural` is 403 Forbidden."""
+        self.forbidden.add((verb, plural))
 
     def uninstall(self, group: str) -> None:
         """Every path under `group` answers 404, as on a cluster without the CRDs."""
@@ -429,6 +460,34 @@ class FakeAPIServer:
         items = [_without(o, "kind", "apiVersion") for o in snap.items[start:end]]  # list items carry neither
         return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": items}
 
+    def authorize(self, verb: str, res: Resource, namespace: str, name: str) -> None:
+        action = VERBS[verb]
+        if (action, res.plural) not in self.forbidden:
+            return
+        what = f'{res.qualified} "{name}"' if name else res.qualified
+        where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+        raise APIError(403, "Forbidden", f'{what} is forbidden: User "system:serviceaccount:fake:fake" cannot '
+                       f'{action} resource "{res.plural}" in API group "{res.group}"{where}',
+                       {"name": name, "group": res.group, "kind": res.plural})
+
+    def validate(self, res: Resource, obj: dict) -> dict:
+        """The object as it would be stored (pruned), or a 422 Invalid listing every violation."""
+        schema = self.schemas.get(f"{res.group}/{res.version}/{res.plural}")
+        errors: list[str] = []
+        if schema is not None:
+            obj, errors = schema.admit(obj)
+        elif res.plural == "events" and res.group == "events.k8s.io":
+            errors = event_errors(obj)
+        if errors:
+            name = obj["metadata"].get("name", "")
+            raise APIError(422, "Invalid", f'{res.kind}.{res.group} "{name}" is invalid: [{", ".join(errors)}]'
+                           if len(errors) > 1 else f'{res.kind}.{res.group} "{name}" is invalid: {errors[0]}',
+                           {"name": name, "group": res.group, "kind": res.kind,
+                            "causes": [{"message": e} for e in errors]})
+        if len(orjson.dumps(obj)) > MAX_OBJECT_BYTES:
+            raise APIError(500, "InternalError", "etcdserver: request is too large")
+        return obj
+
     def get_one(self, res: Resource, namespace: str, name: str) -> dict:
         obj = self.objects[res.plural].get((namespace, name))
         if obj is None:
@@ -544,6 +603,7 @@ class FakeAPIServer:
         warnings: list[str] = []
         if sub != "status":
             obj = self._admit(res, "UPDATE" if old else "CREATE", obj, old, dry, warnings)
+        obj = self.validate(res, obj)
         obj["metadata"]["generation"] = _generation(old, obj)
         if old is None:
             obj["metadata"].pop("resourceVersion", None)
@@ -692,6 +752,11 @@ class _Handler(BaseHTTPRequestHandler):
             res, namespace, name, sub, query, path = self._route()
             watch = verb == "GET" and query.get("watch") in ("true", "1")
             fake.requests.append(("WATCH " if watch else verb + " ") + path)
+            if res is not None:
+                fake.authorize("WATCH" if watch else ("LIST" if verb == "GET" and not name else verb), res,
+                               namespace, name)
+            if len(body) > MAX_REQUEST_BYTES:
+                raise APIError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_REQUEST_BYTES}")
             if res is None:
                 if verb != "GET":
                     raise APIError(405, "MethodNotAllowed", "the server does not allow this method")

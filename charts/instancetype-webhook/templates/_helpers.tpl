@@ -232,6 +232,9 @@ template:
           {{- if .Values.sweep.dryRun }}
           - --dry-run
           {{- end }}
+          {{- if .Values.sweep.events }}
+          - --events
+          {{- end }}
           {{- if .Values.allowVMPolicyOverride }}
           - --allow-vm-policy
           {{- end }}
@@ -249,4 +252,23 @@ template:
           {{- toYaml .Values.securityContext | nindent 10 }}
         resources:
           {{- toYaml .Values.sweep.resources | nindent 10 }}
+{{- end }}
+
+{{/* The scheduled audit: its own labels, ServiceAccount and the report API it writes. */}}
+{{- define "itw.auditName" -}}
+{{- printf "%s-audit" (include "itw.fullname" .) | trunc 52 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "itw.auditLabels" -}}
+helm.sh/chart: {{ include "itw.chart" . }}
+app.kubernetes.io/name: {{ include "itw.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: audit
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: instancetype-webhook
+{{- end }}
+
+{{- define "itw.auditServiceAccountName" -}}
+{{- default (include "itw.auditName" .) .Values.audit.serviceAccount.name }}
 {{- end }}
