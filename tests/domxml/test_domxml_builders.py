@@ -345,7 +345,8 @@ def test_scsi_controller_driver_without_a_policy_when_a_scsi_disk_is_dedicated()
 def test_scsi_controller_gets_no_driver_without_a_shared_thread():
     """Only a dedicated SCSI disk: no auto threads, so upstream gives the controller no driver."""
     controller = _scsi_controller({"devices": {"disks": [
-        {"name": "s", "disk": {"bus": "scsi"}, "dedicatedIOThread": True}]}}, [{"name": "s", "emptyDisk": {"capacity": "1Gi"}}])
+        {"name": "s", "disk": {"bus": "scsi"}, "dedicatedIOThread": True}]}},
+        [{"name": "s", "emptyDisk": {"capacity": "1Gi"}}])
     assert_xml(controller, '<controller type="scsi" index="0" model="virtio-non-transitional"/>')
 
 
