@@ -5,18 +5,22 @@ openAPIV3Schema in tests/data/shared/kubevirt-crds) and passes the instancetype/
 admission (`admit_object`), as a real API server would require before a VM could reference it. The VM
 draws the fields an instance type owns (so that conflicts happen) as often as those it does not.
 
-`cases()` draws one scenario: `Case(vm, objects, instancetype, preference)`, the referenced objects
+Half of the instance types and preferences are the bundled common-instancetypes objects (as users
+reference them), half are drawn field by field. `cases()` draws one scenario: `Case(vm, objects, instancetype, preference)`, the referenced objects
 namespaced (`VirtualMachineInstancetype` / `VirtualMachinePreference` in the VM's namespace) or
 cluster-scoped, sometimes only one of the two, sometimes neither.
 """
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
 
 from app.kubevirt.admission import admit_object
+from app.sources.catalog import load_catalog
 
 NAMESPACE = "props"
 IT_API = "instancetype.kubevirt.io/v1beta1"
@@ -207,6 +211,16 @@ def vms(draw: st.DrawFn) -> dict[str, Any]:
     return vm
 
 
+@functools.cache
+def _catalogue(kind: str) -> tuple[dict[str, Any], ...]:
+    return tuple(o["spec"] for o in load_catalog().objects() if o["kind"] == kind)
+
+
+def catalogue_specs(kind: str) -> st.SearchStrategy[dict[str, Any]]:
+    """The spec of one of the bundled common-instancetypes objects of `kind` (a copy)."""
+    return st.sampled_from(_catalogue(kind)).map(copy.deepcopy)
+
+
 @dataclass(frozen=True)
 class Case:
     vm: dict[str, Any]
@@ -237,13 +251,13 @@ def cases(draw: st.DrawFn) -> Case:
     if draw(st.integers(0, 5)) > 0:
         namespaced = draw(st.booleans())
         kind = "VirtualMachineInstancetype" if namespaced else "VirtualMachineClusterInstancetype"
-        instancetype = draw(instancetype_specs())
+        instancetype = draw(st.one_of(instancetype_specs(), catalogue_specs("VirtualMachineClusterInstancetype")))
         objects.append(_object(kind, "it", instancetype, namespaced))
         vm["spec"]["instancetype"] = {"kind": kind, "name": "it"}
     if draw(st.integers(0, 5)) > 1:
         namespaced = draw(st.booleans())
         kind = "VirtualMachinePreference" if namespaced else "VirtualMachineClusterPreference"
-        preference = draw(preference_specs())
+        preference = draw(st.one_of(preference_specs(), catalogue_specs("VirtualMachineClusterPreference")))
         objects.append(_object(kind, "pref", preference, namespaced))
         vm["spec"]["preference"] = {"kind": kind, "name": "pref"}
     return Case(vm, tuple(objects), instancetype, preference)

@@ -45,6 +45,7 @@ from tests.properties.strategies import NAMESPACE, Case, admitted, base_vm, case
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 EXAMPLES = int(os.environ.get("PROPERTY_LONG_EXAMPLES" if LONG else "PROPERTY_EXAMPLES", 20_000 if LONG else 200))
+pytestmark = pytest.mark.timeout(0 if LONG else 300)  # the long mode takes hours: no per-test limit
 PROPERTY = settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
