@@ -2,10 +2,11 @@
 
 The public Python API (plain dicts in, plain dicts out)::
 
-    from app import expand, validate_vm, render_domain, vmi_from_vm, load_catalog
+    from app import expand, expand_vm_spec, validate_vm, render_domain, vmi_from_vm, load_catalog
 
     source = load_catalog()                      # the bundled common-instancetypes, or load_catalog("dir/")
     flat = expand(vm, source)                    # the flat VM, or raises ExpandError(kind, message, causes)
+    printed = expand_vm_spec(vm, source)         # what expand-vm-spec answers: the same, as Go prints it
     verdict = validate_vm(vm, source)            # Verdict(allowed, message, code, causes, warnings)
     xml = render_domain(vmi_from_vm(flat))       # the libvirt domain XML virt-launcher would define
     ops = make_patch(vm, flat)                   # the minimal RFC 6902 patch between the two
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 _PUBLIC = {
     # expansion and validation (app.kubevirt: the pure core)
     "expand": "app.kubevirt.expand",
+    "expand_vm_spec": "app.kubevirt.expand",
     "validate_vm": "app.kubevirt.admission",
     "admit_object": "app.kubevirt.admission",
     "validate_matchers": "app.kubevirt.matchers",

@@ -4,7 +4,7 @@ A case (format: shared/conformance/README.md, bundled as tests/data/shared/confo
 checked by a registered member check:
 
 - `expectedInfer`, `expectedMutate`  -> `app.kubevirt.mutator.mutate_vm` (CREATE, or UPDATE with `oldVm`)
-- `expected`                         -> `app.kubevirt.expand.expand`
+- `expected`                         -> `app.kubevirt.expand.expand_vm_spec`
 - `expectedValidate.instancetype`    -> `app.kubevirt.admission.validate_vm`
 - `domxml.expected`, `domxml.fromVm` -> registered by `app.domxml.conformance` (a plugin module, see
                                         `PLUGIN_MODULES`), which calls `register_section`
@@ -293,7 +293,7 @@ def mutate_answer(case: dict[str, Any], with_matchers: bool) -> dict[str, Any]:
 
 def expand_answer(case: dict[str, Any]) -> dict[str, Any]:
     """Our answer to `expected`, in the case file's shape."""
-    from app.kubevirt.expand import expand
+    from app.kubevirt.expand import expand_vm_spec
 
     vm = subject_vm(case)
     if isinstance(vm, Verdict):  # the mutator's denial
@@ -303,7 +303,7 @@ def expand_answer(case: dict[str, Any]) -> dict[str, Any]:
             answer["causes"] = _causes(denial.causes)
         return answer
     try:
-        return {"vm": expand(vm, case_source(case["input"]), case_settings(case["input"]))}
+        return {"vm": expand_vm_spec(vm, case_source(case["input"]), case_settings(case["input"]))}
     except ExpandError as exc:
         answer = {"error": exc.message, "kind": exc.kind, "status": expand_status(exc)}
         if exc.causes:

@@ -7,8 +7,8 @@ from app.sources.catalog import load_catalog
 
 PUBLIC = {
     "ClusterSettings", "Cause", "DEFAULT_SETTINGS", "DomainError", "ExpandError", "InMemorySource", "Source",
-    "Verdict", "admit_object", "expand", "load_catalog", "make_patch", "render_domain", "validate_matchers",
-    "validate_vm", "vmi_from_vm", "__version__",
+    "Verdict", "admit_object", "expand", "expand_vm_spec", "load_catalog", "make_patch", "render_domain",
+    "validate_matchers", "validate_vm", "vmi_from_vm", "__version__",
 }
 
 

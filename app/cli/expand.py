@@ -27,7 +27,7 @@ import yaml
 
 from app.cli.inputs import InputError, MutationDenied, add_old_argument, print_denial, read_request
 from app.kubevirt.causes import ExpandError
-from app.kubevirt.expand import expand
+from app.kubevirt.expand import expand_vm_spec
 from app.sources.catalog import CatalogError
 
 VM_KIND = "VirtualMachine"
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         return 1
     source, settings = request.source, request.settings
     try:
-        flat = expand(mutated, source, settings)
+        flat = expand_vm_spec(mutated, source, settings)
     except ExpandError as exc:
         print_rejection(exc, err)
         return 1

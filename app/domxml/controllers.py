@@ -1,6 +1,8 @@
 """<controller> devices: usb (none or qemu-xhci), virtio-scsi, pcie-root without the 64-bit hole, virtio-serial."""
 from __future__ import annotations
 
+from typing import Any
+
 from app.domxml.conversion import Conversion
 from app.domxml.disks import disk_kind
 from app.domxml.elements import Element, new, sub
@@ -25,7 +27,7 @@ def controller_elements(conv: Conversion, iothreads: IOThreadPlan) -> list[Eleme
     scsi_disks = any(disk_kind(d)[1].get("bus") == "scsi" for d in devices.get("disks") or [])
     if not devices.get("disableHotplug") or scsi_disks:
         scsi = new("controller", {"type": "scsi", "index": 0, "model": conv.arch.scsi_model or conv.virtio_model})
-        _scsi_driver(conv, scsi, iothreads, scsi_disks, iommu)
+        _scsi_driver(conv, scsi, iothreads, iommu)
         elements.append(scsi)
     if conv.arch.pci_hole64 and conv.annotations.get("kubevirt.io/disablePCIHole64", "").lower() == "true":
         pci = new("controller", {"type": "pci", "index": 0, "model": "pcie-root"})
@@ -39,16 +41,21 @@ def controller_elements(conv: Conversion, iothreads: IOThreadPlan) -> list[Eleme
     return elements
 
 
-def _scsi_driver(conv: Conversion, scsi: Element, plan: IOThreadPlan, scsi_disks: bool, iommu: str | None) -> None:
-    wants_thread = plan.enabled and plan.auto > 0 and conv.domain.get("ioThreadsPolicy") is not None and scsi_disks
-    if not wants_thread:
+def _scsi_driver(conv: Conversion, scsi: Element, plan: IOThreadPlan, iommu: str | None) -> None:
+    """upstream's assignSCSIControllerIOThread: an iothread and queues only for a dedicated-thread SCSI disk."""
+    disks = conv.devices.get("disks") or []
+    dedicated_scsi = any(disk_kind(d)[1].get("bus") == "scsi" and d.get("dedicatedIOThread") for d in disks)
+    if not (plan.enabled and plan.auto > 0 and dedicated_scsi):
         if iommu:
             sub(scsi, "driver", {"iommu": iommu})
         return
-    vcpus = max(conv.vcpus, 1)
-    threads = min(plan.auto, vcpus)
-    driver = sub(scsi, "driver", {"iothread": 1 if threads == 1 else None, "queues": vcpus, "iommu": iommu})
-    if threads > 1:
-        pool = sub(driver, "iothreads")
-        for thread_id in range(1, threads + 1):
-            sub(pool, "iothread", {"id": thread_id})
+    sub(scsi, "driver", {"iothread": _scsi_thread(plan.auto, disks), "queues": max(conv.vcpus, 1), "iommu": iommu})
+
+
+def _scsi_thread(auto: int, disks: list[dict[str, Any]]) -> int:
+    """The shared-pool thread after the virtio disks' round robin (upstream's computeScsiControllerThread)."""
+    thread = 1
+    for disk in disks:
+        if disk_kind(disk)[1].get("bus") == "virtio" and not disk.get("dedicatedIOThread"):
+            thread = thread % auto + 1
+    return thread

@@ -28,6 +28,12 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
     apply_vmi_defaults(vm, settings) -> None
         SetDefaultVirtualMachineInstanceSpec on `vm["spec"]["template"]["spec"]`, in place.
 
+    expand_vm_spec(vm, source, settings=DEFAULT_SETTINGS) -> dict
+        What upstream's expand-vm-spec endpoint (and `virtctl expand`) answers: `expand`'s VM printed as
+        Go prints it after the round trip through the API types (`goshape.go_printed`: no nulls, no empty
+        lists or maps). `expand` itself keeps them: the webhook patches from the VM as received and must
+        not drop what the user wrote.
+
     finish_expansion(vm) -> None
         Drop the matchers and status refs and give the VM the shape Go's encoder prints
         (`status: {}`, template `metadata: {}`, `domain.resources: {}`, `domain.devices: {}`,
@@ -46,6 +52,7 @@ from app.kubevirt.apply import apply_to_template, conflicts_error
 from app.kubevirt.causes import Cause, ExpandError
 from app.kubevirt.defaults import set_default_network_interface, set_default_volume_disks, set_vmi_spec_defaults
 from app.kubevirt.find import find_instancetype_spec, find_preference_spec
+from app.kubevirt.goshape import go_printed
 from app.kubevirt.jsondata import clone_tree
 from app.kubevirt.quantity import QuantityError
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
@@ -56,6 +63,7 @@ __all__ = [
     "apply_specs",
     "apply_vmi_defaults",
     "expand",
+    "expand_vm_spec",
     "find_specs",
     "finish_expansion",
     "has_references",
@@ -211,3 +219,9 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
     with _data_errors():
         finish_expansion(new_vm)
     return new_vm
+
+
+def expand_vm_spec(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
+    """expand-vm-spec's answer: the expansion as Go prints it (see the module docstring)."""
+    printed: dict[str, Any] = go_printed(expand(vm, source, settings))
+    return printed

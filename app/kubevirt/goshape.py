@@ -47,3 +47,32 @@ def go_clone(value: Any, shape: Shape = ANY) -> Any:
 
 def _is_zero(value: Any) -> bool:
     return value is False or value == 0 or value == ""
+
+
+# Lists and maps that Go prints even when empty (no `omitempty` on the field): k8s NodeSelector's
+# `nodeSelectorTerms` and the guest agent's SSH key propagation `users`.
+_KEPT_EMPTY = frozenset({"nodeSelectorTerms", "users"})
+# The map-typed fields (`map[string]...`, all `omitempty`) a VirtualMachine can carry; every other JSON
+# object in it is a Go struct, which Go prints even when empty (`resources: {}`, `blank: {}`).
+_MAPS = frozenset({"labels", "annotations", "nodeSelector", "requests", "limits", "matchLabels"})
+
+
+def go_printed(value: Any) -> Any:
+    """`value` (a VirtualMachine, or part of one) as Go's encoder prints it after decoding it into the API
+    types: `null` values, empty lists and empty maps are gone (their fields are pointers or `omitempty`),
+    empty structs stay. A new value; the input is untouched."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            item = go_printed(item)
+            if item is None or (key not in _KEPT_EMPTY and _empty_collection(key, item)):
+                continue
+            out[key] = item
+        return out
+    if isinstance(value, list):
+        return [go_printed(item) for item in value]
+    return value
+
+
+def _empty_collection(key: str, item: Any) -> bool:
+    return item == [] or (key in _MAPS and item == {})

@@ -131,6 +131,25 @@ def test_vm_without_references_gets_no_defaults(tmp_path):
     assert flat["spec"]["template"]["spec"]["domain"] == {"devices": {}, "resources": {}}  # only Go's printing
 
 
+def test_expansion_prints_as_go_does_empty_lists_and_maps_gone(tmp_path):
+    """expand-vm-spec answers from Go types: `disks: []`, `labels: {}` the user wrote are not printed."""
+    vm = json.loads(json.dumps(VM))
+    del vm["spec"]["instancetype"], vm["spec"]["preference"]
+    template = vm["spec"]["template"]["spec"]
+    template["domain"]["devices"] = {"disks": [], "interfaces": [], "gpus": []}
+    template["networks"] = []
+    vm["spec"]["dataVolumeTemplates"] = [{"metadata": {"name": "dv", "labels": {}},
+                                          "spec": {"source": {"blank": {}}, "storage": {}}}]
+    path = tmp_path / "vm.json"
+    path.write_text(json.dumps(vm))
+    code, out, _ = run_cli(["expand", "-f", str(path), "-o", "json"])
+    flat = json.loads(out)
+    assert code == 0 and flat["spec"]["template"]["spec"]["domain"] == {"devices": {}, "resources": {}}
+    assert "networks" not in flat["spec"]["template"]["spec"]
+    assert flat["spec"]["dataVolumeTemplates"] == [{"metadata": {"name": "dv"},
+                                                     "spec": {"source": {"blank": {}}, "storage": {}}}]
+
+
 def test_console_script_runs_as_a_process(vm_file):
     proc = subprocess.run([sys.executable, "-m", "app", "expand", "-f", str(vm_file), "-o", "json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)

@@ -36,6 +36,7 @@ from app.domxml.conformance import render_member, started_vmi
 from app.domxml.stored import render_stored_vm
 from app.kubevirt.source import CLUSTER_PREFERENCE
 from app.sources.catalog import load_catalog
+from tests.domxml.libvirt_schema import SCHEMA, kubevirt_quirks_removed, upstream_rng_deviations
 from tests.needs import skip_missing
 from tests.shared_data import ROOT, SHARED, conformance_cases
 
@@ -132,21 +133,6 @@ def _corpus() -> list[tuple[str, str, bool]]:
 CORPUS = _corpus()
 
 
-def upstream_rng_deviations(xml: str) -> tuple[str, list[str]]:
-    """The XML with upstream's two extra schema deviations patched out, and which ones were found."""
-    root = etree.fromstring(xml.encode())
-    found = []
-    for address in root.iterfind("devices/hostdev/source/address"):
-        if "type" in address.attrib:
-            del address.attrib["type"]
-            found.append("hostdev-source-address-type")
-    for feature in root.iterfind("cpu/feature"):
-        if "policy" not in feature.attrib:
-            feature.set("policy", "require")
-            found.append("cpu-feature-without-policy")
-    return etree.tostring(root, encoding="unicode"), found
-
-
 def _write(tmp_path: Path, name: str, xml: str) -> Path:
     path = tmp_path / f"{name}.xml"
     path.write_text(xml)
@@ -175,23 +161,6 @@ def _emulators() -> set[str]:
         skip_missing(f"QEMU for {', '.join(sorted(missing))}",
                      "apt-get install qemu-system-x86 qemu-system-arm qemu-efi-aarch64 (.ci/run does)")
     return present
-
-
-SCHEMA = Path("/usr/share/libvirt/schemas/domain.rng")
-
-
-def kubevirt_quirks_removed(xml: str) -> str:
-    """What `libvirt-check.sh validate` tolerates with LIBVIRT_CHECK_KUBEVIRT_QUIRKS=1: empty sysinfo
-    children and name= on the <source> of block disks."""
-    root = etree.fromstring(xml.encode())
-    for sysinfo in root.iterfind("sysinfo"):
-        for child in list(sysinfo):
-            if (child.tag in ("bios", "baseBoard", "chassis", "system") and len(child) == 0
-                    and not (child.text or "").strip()):
-                sysinfo.remove(child)
-    for source in root.iterfind("devices/disk[@type='block']/source"):
-        source.attrib.pop("name", None)
-    return etree.tostring(root, encoding="unicode")
 
 
 def test_every_generated_xml_validates(libvirt_check, tmp_path):

@@ -200,3 +200,15 @@ def test_a_vm_without_template_is_not_a_valid_virtualmachine(spec):
         expand({"kind": "VirtualMachine", "metadata": {"name": "v"}, "spec": spec}, SOURCE)
     assert (err.value.kind, err.value.message) == ("schema", "Object is not a valid VirtualMachine")
     assert [c.field for c in err.value.causes] == [""]
+
+
+def test_preferred_cpu_features_without_instance_type_or_vm_cpu_are_applied():
+    """A deliberate divergence: upstream's expansion dereferences the VM's nil `domain.cpu` here (virt-api
+    cannot answer); we give the VM the preferred features, as upstream's code means to."""
+    source = InMemorySource([cluster_pref("p-features", {"cpu": {"preferredCPUFeatures": [
+        {"name": "vmx", "policy": "require"}, {"name": "pcid"}]}})])
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "f", "namespace": "default"},
+          "spec": {"preference": {"name": "p-features"}, "template": {"spec": {"domain": {"devices": {}}}}}}
+    cpu = expand(vm, source)["spec"]["template"]["spec"]["domain"]["cpu"]
+    assert cpu["features"] == [{"name": "vmx", "policy": "require"}, {"name": "pcid"}]
+    assert "cpu" not in vm["spec"]["template"]["spec"]["domain"]

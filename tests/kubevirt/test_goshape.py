@@ -1,7 +1,7 @@
 """Go-encoder shape of copied values, the JSON copy helpers and the cluster settings."""
 from __future__ import annotations
 
-from app.kubevirt.goshape import APIC, CPU_FEATURE, DEVICE, TIMER, go_clone
+from app.kubevirt.goshape import APIC, CPU_FEATURE, DEVICE, TIMER, go_clone, go_printed
 from app.kubevirt.jsondata import clone, clone_tree
 from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 
@@ -27,3 +27,31 @@ def test_settings_machine_types():
     assert DEFAULT_SETTINGS.machine_type_for("arm64") == "virt"
     assert DEFAULT_SETTINGS.machine_type_for("riscv64") == "q35"  # GetMachineType's default branch: amd64's
     assert ClusterSettings(machine_type="pc-q35-rhel9.6.0").machine_type_for("amd64") == "pc-q35-rhel9.6.0"
+
+
+def test_go_printed_drops_nulls_empty_lists_and_empty_maps_but_keeps_empty_structs():
+    vm = {"metadata": {"name": "a", "labels": {}, "annotations": {}, "finalizers": []},
+          "spec": {"dataVolumeTemplates": [{
+                       "metadata": {"name": "dv", "labels": {}},
+                       "spec": {"source": {"blank": {}}, "storage": {"resources": {"requests": {}}}}}],
+                   "template": {"metadata": {}, "spec": {
+                       "domain": {"devices": {"disks": [], "interfaces": [], "gpus": []}, "resources": {"limits": {}},
+                                  "cpu": None},
+                       "networks": [], "nodeSelector": {},
+                       "volumes": [{"name": "r", "containerDisk": {"image": "i"}}]}}},
+          "status": {}}
+    assert go_printed(vm) == {
+        "metadata": {"name": "a"},
+        "spec": {"dataVolumeTemplates": [{"metadata": {"name": "dv"},
+                                          "spec": {"source": {"blank": {}}, "storage": {"resources": {}}}}],
+                 "template": {"metadata": {}, "spec": {"domain": {"devices": {}, "resources": {}},
+                                                       "volumes": [{"name": "r", "containerDisk": {"image": "i"}}]}}},
+        "status": {}}
+    assert vm["metadata"]["labels"] == {}  # the input is untouched
+
+
+def test_go_printed_keeps_the_lists_go_prints_even_when_empty():
+    """No omitempty on NodeSelector.nodeSelectorTerms nor on the guest agent propagation's users."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}
+    propagation = {"qemuGuestAgent": {"users": []}}
+    assert go_printed(affinity) == affinity and go_printed(propagation) == propagation
