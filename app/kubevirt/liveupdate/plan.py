@@ -11,8 +11,9 @@ as upstream runs them:
    matcher name or kind drops the old ControllerRevision for one of the live object, an explicit
    `revisionName` wins;
 3. `syncRestartRequired`: the generic message when a non-live field changed;
-4. under LiveUpdate, when no restart is pending: the CPU, affinity, tolerations and memory handlers
-   against the running VMI;
+4. the network synchronizer (both strategies, restart or not: NIC hotplug and unplug, `netsync`);
+   then, under LiveUpdate and when no restart is pending, the CPU, affinity, tolerations and memory
+   handlers against the running VMI;
 5. the hotplug conditions the VMI controller then adds to the patched VMI.
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ from app.kubevirt.liveupdate.handlers import (
 )
 from app.kubevirt.liveupdate.hotplug import is_live_update
 from app.kubevirt.liveupdate.model import GENERIC_RESTART, Plan, SyncError
+from app.kubevirt.liveupdate.netsync import network_patch
 from app.kubevirt.liveupdate.restart import expanded_template_spec, restart_required
 from app.kubevirt.liveupdate.revisions import FAMILIES, LayeredSource, controller_revision
 from app.kubevirt.liveupdate.start import Started
@@ -117,10 +119,14 @@ def plan_update(started: Started, new_vm: dict[str, Any], settings: ClusterSetti
     configuration = configuration_of(settings)
     live = is_live_update(configuration)
     vmi = clone_tree(started.vmi)
-    if restart_required(_start_vm(started, current), current, vmi, source, live):
-        return Plan(admitted.verdict, restart_required=GENERIC_RESTART)
-    sync = Sync(vmi, _allocation_ratio(configuration))
-    error = _run_handlers(current, source, sync) if live and not _vmi_deleting(vmi) else None
+    restart = restart_required(_start_vm(started, current), current, vmi, source, live)
+    sync = Sync(vmi, _allocation_ratio(configuration), restart=GENERIC_RESTART if restart else None)
+    if _vmi_deleting(vmi):
+        return Plan(admitted.verdict, sync.restart)
+    template_spec = _obj(_obj(_obj(current.get("spec")).get("template")).get("spec"))
+    for path, value in network_patch(template_spec, vmi).items():
+        sync.set(path, value)
+    error = _run_handlers(current, source, sync) if live and not restart else None
     return Plan(admitted.verdict, sync.restart, sync.patched, hotplug_conditions(sync.vmi) if sync.patched else [],
                 error)
 
