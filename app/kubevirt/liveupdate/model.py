@@ -36,6 +36,9 @@ class Plan:
     vmi_patched: dict[str, Any] = field(default_factory=dict)
     conditions: list[str] = field(default_factory=list)
     sync_error: SyncError | None = None
+    # The expanded template specs of the VM before and after the edit (for reports; None when unknown).
+    before: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    after: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def refused(self) -> bool:

@@ -108,9 +108,16 @@ def _start_vm(started: Started, current: dict[str, Any]) -> dict[str, Any]:
 def plan_update(started: Started, new_vm: dict[str, Any], settings: ClusterSettings) -> Plan:
     """What happens when the running VM `started` is edited to `new_vm`."""
     source = LayeredSource(started.source.base, dict(started.source.revisions))
+    before = expanded_template_spec(started.stored_vm, source)
+    plan = _plan(started, new_vm, settings, source)
+    plan.before = before
+    return plan
+
+
+def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, source: LayeredSource) -> Plan:
     admitted = admit_update(started.stored_vm, new_vm, source, settings)
     if admitted.vm is None:
-        return Plan(admitted.verdict)
+        return Plan(admitted.verdict, after=expanded_template_spec(_with_status(new_vm, started), source))
     current = admitted.vm
     missing = _missing_object(current, source)
     if missing is not None:
@@ -122,13 +129,19 @@ def plan_update(started: Started, new_vm: dict[str, Any], settings: ClusterSetti
     restart = restart_required(_start_vm(started, current), current, vmi, source, live)
     sync = Sync(vmi, _allocation_ratio(configuration), restart=GENERIC_RESTART if restart else None)
     if _vmi_deleting(vmi):
-        return Plan(admitted.verdict, sync.restart)
+        return Plan(admitted.verdict, sync.restart, after=expanded_template_spec(current, source))
     template_spec = _obj(_obj(_obj(current.get("spec")).get("template")).get("spec"))
     for path, value in network_patch(template_spec, vmi).items():
         sync.set(path, value)
     error = _run_handlers(current, source, sync) if live and not restart else None
     return Plan(admitted.verdict, sync.restart, sync.patched, hotplug_conditions(sync.vmi) if sync.patched else [],
-                error)
+                error, after=expanded_template_spec(current, source))
+
+
+def _with_status(vm: dict[str, Any], started: Started) -> dict[str, Any]:
+    if vm.get("status") is None and started.stored_vm.get("status") is not None:
+        return {**vm, "status": started.stored_vm["status"]}
+    return vm
 
 
 def _vmi_deleting(vmi: dict[str, Any]) -> bool:

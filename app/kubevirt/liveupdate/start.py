@@ -91,6 +91,9 @@ def _store_revisions(vm: dict[str, Any], source: Source) -> tuple[dict[str, Any]
         except ExpandError as exc:
             raise StartError(exc.message) from exc
         ref: dict[str, Any] = {"name": matcher.get("name", ""), "kind": kind}
+        known = _obj(_obj(status.get(family.status_key)).get("controllerRevisionRef")).get("name")
+        if known and source.get_revision(str(known), namespace) is not None:
+            continue  # a stored VM (e.g. read from a cluster) that already references its revision
         if matcher.get("revisionName"):
             ref["controllerRevisionRef"] = {"name": matcher["revisionName"]}
         else:
