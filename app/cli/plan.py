@@ -2,9 +2,10 @@
 hot-plug it into the running VM (live), leave it for the next restart (RestartRequired, with upstream's
 message), or refuse the update.
 
-    offline:     instancetype-webhook plan -f running-vm.yaml [-f objects.yaml ...] (--new NEW.yaml | --instancetype NAME
-                                           [--preference NAME])
-    on a cluster: instancetype-webhook plan VM_NAME [-n NS] [--kubeconfig FILE | --in-cluster] (--new ... | --instancetype ...)
+    offline:      instancetype-webhook plan -f running-vm.yaml [-f objects.yaml ...]
+                      (--new NEW.yaml | --instancetype NAME [--preference NAME])
+    on a cluster: instancetype-webhook plan VM_NAME [-n NS] [--kubeconfig FILE | --in-cluster]
+                      (--new NEW.yaml | --instancetype NAME [--preference NAME])
 
 Offline, the files hold the VM as it was started (a manifest, or the stored VM with its status), and may
 hold its VirtualMachineInstance (else the VMI is derived as virt-controller and virt-api create it), the
@@ -32,7 +33,7 @@ from typing import Any, TextIO
 
 from app.cli.inputs import InputError, build_source, read_inputs
 from app.kubevirt.configuration import settings_from_kubevirt
-from app.kubevirt.liveupdate import Plan, StartError, Started, plan_update, start_vm
+from app.kubevirt.liveupdate import Plan, Started, StartError, plan_update, start_vm
 from app.kubevirt.liveupdate.revisions import LayeredSource
 from app.kubevirt.liveupdate.rows import Row, outcome_rows, show
 from app.kubevirt.resize import named
@@ -46,9 +47,10 @@ _MISSING_OBJECT = ("FailedFindInstancetype", "FailedFindPreference")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("plan", help="say whether an edit of a running VM goes live, needs a restart or is refused",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("name", nargs="?", metavar="VM_NAME", help="the running VM in the cluster (with --kubeconfig/--in-cluster)")
+    p = subparsers.add_parser("plan", help="say whether an edit of a running VM goes live, needs a restart or is "
+                              "refused", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", nargs="?", metavar="VM_NAME", 
+                   help="the running VM in the cluster (with --kubeconfig/--in-cluster)")
     p.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
                    help="offline: the VM as started, its VMI, reference objects, a KubeVirt CR ('-' reads stdin)")
     p.add_argument("--new", metavar="FILE", help="the edited VM (a manifest)")
@@ -188,7 +190,8 @@ def _from_cluster(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Cl
     if args.instancetype or args.preference:  # the objects the new size names
         from app.sources.running import referenced_objects
 
-        running.objects += referenced_objects(client, [named(running.vm, args.instancetype, args.preference)], namespace)
+        resized = named(running.vm, args.instancetype, args.preference)
+        running.objects += referenced_objects(client, [resized], namespace)
     base = InMemorySource(running.objects, default_namespace=namespace)
     started = Started(running.vm, running.start_spec, LayeredSource(base), running.vmi)
     new_vm = _edited(args, running.vm)

@@ -10,8 +10,9 @@ fleet's VMClient; every failure is a RunningError with one line for the user.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import quote
 
 from app.fleet.kube import KubeError, VMClient
@@ -121,7 +122,8 @@ def read_running(client: VMClient, namespace: str, name: str, extra_vms: Iterabl
     if spec is None:
         raise RunningError(f"VirtualMachine {namespace}/{name} has no VM-start ControllerRevision "
                            f"({START_REVISION_PREFIX}{uid}-<generation>): virt-controller did not start this VMI")
-    objects = [r for r in revisions if not str(_obj(r.get("metadata")).get("name", "")).startswith(START_REVISION_PREFIX)]
+    objects = [r for r in revisions
+               if not str(_obj(r.get("metadata")).get("name", "")).startswith(START_REVISION_PREFIX)]
     objects += referenced_objects(client, [vm, *extra_vms], namespace)
     running = Running(vm, vmi, spec, objects)
     try:

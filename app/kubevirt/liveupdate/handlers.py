@@ -121,7 +121,8 @@ def handle_affinity(new: dict[str, Any], sync: Sync) -> SyncError | None:
     selector_changed = not semantic_equal(new.get("nodeSelector"), spec.get("nodeSelector"))
     affinity_changed = not semantic_equal(new.get("affinity"), spec.get("affinity"))
     if is_migrating(sync.vmi) and (selector_changed or affinity_changed):
-        return SyncError(AFFINITY_ERROR[0], AFFINITY_ERROR[1] + "Node affinity should not be changed during VMI migration")
+        return SyncError(AFFINITY_ERROR[0],
+                         AFFINITY_ERROR[1] + "Node affinity should not be changed during VMI migration")
     if affinity_changed:
         sync.set("spec.affinity", new.get("affinity"))
     if selector_changed:

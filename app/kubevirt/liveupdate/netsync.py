@@ -54,12 +54,12 @@ def synced_networks(vm_spec: dict[str, Any], vmi: dict[str, Any]) -> tuple[list[
             if state != ABSENT and (vm_iface.get("bridge") is not None or vm_iface.get("sriov") is not None):
                 networks.append(clone_tree(vm_nets.get(name, {})))
                 ifaces.append(clone_tree(vm_iface))
-        elif state != current.get("state", "") and current.get("state", "") != ABSENT:
-            if not (ordinal and state == ABSENT):
-                if state:
-                    current["state"] = state
-                else:
-                    current.pop("state", None)
+        elif state != current.get("state", "") and current.get("state", "") != ABSENT \
+                and not (ordinal and state == ABSENT):
+            if state:
+                current["state"] = state
+            else:
+                current.pop("state", None)
     reported = {str(s.get("name", "")) for s in status_ifaces}
     ifaces = [i for i in ifaces if i.get("state", "") != ABSENT or i.get("name") in reported]
     kept = {i.get("name") for i in ifaces}

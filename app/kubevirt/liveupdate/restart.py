@@ -81,9 +81,7 @@ def valid_live_update_disks(old: dict[str, Any], new: dict[str, Any]) -> bool:
         name = str(disk.get("name", ""))
         if name in new_vols and is_hotplug_volume(new_vols[name]):
             old_disks.pop(name, None)
-        elif name not in old_disks:
-            return False
-        elif not semantic_equal(old_disks[name], disk):
+        elif name not in old_disks or not semantic_equal(old_disks[name], disk):
             return False
         else:
             old_disks.pop(name, None)

@@ -52,4 +52,4 @@ def normalize(value: Any, key: str = "") -> Any:
 
 
 def semantic_equal(a: Any, b: Any) -> bool:
-    return normalize(a) == normalize(b)
+    return bool(normalize(a) == normalize(b))

@@ -17,13 +17,20 @@ from typing import Any
 from app.kubevirt.apply import apply_to_template
 from app.kubevirt.causes import ExpandError
 from app.kubevirt.defaults import set_default_network_interface, set_default_volume_disks, set_vmi_spec_defaults
-from app.kubevirt.find import INSTANCETYPE_FAMILY, PREFERENCE_FAMILY, RESOURCES, GROUP, not_found
+from app.kubevirt.find import (
+    GROUP,
+    INSTANCETYPE_FAMILY,
+    PREFERENCE_FAMILY,
+    RESOURCES,
+    find_instancetype_spec,
+    find_preference_spec,
+    not_found,
+)
 from app.kubevirt.jsondata import clone_tree
 from app.kubevirt.liveupdate.hotplug import default_max_guest, default_max_sockets, is_live_update
 from app.kubevirt.liveupdate.model import StartError
 from app.kubevirt.liveupdate.revisions import FAMILIES, LayeredSource, controller_revision, revision_specs
 from app.kubevirt.mutator import mutate_vm
-from app.kubevirt.find import find_instancetype_spec, find_preference_spec
 from app.kubevirt.settings import ClusterSettings
 from app.kubevirt.source import Source
 
@@ -145,7 +152,8 @@ def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -
         vmi_template = {"metadata": clone_tree(_obj(template.get("metadata"))), "spec": spec}
         conflicts = apply_to_template(vmi_template, instancetype, preference)
         if conflicts:
-            raise StartError(f"VMI conflicts with instancetype spec in fields: [{', '.join(c.field for c in conflicts)}]")
+            fields = ", ".join(c.field for c in conflicts)
+            raise StartError(f"VMI conflicts with instancetype spec in fields: [{fields}]")
         set_vmi_spec_defaults(spec, settings)
     except ExpandError as exc:
         raise StartError(exc.message) from exc
