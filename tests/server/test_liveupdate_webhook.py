@@ -6,7 +6,7 @@ matchers alone, never reads the VMI."""
 from __future__ import annotations
 
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest

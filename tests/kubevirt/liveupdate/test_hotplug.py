@@ -34,17 +34,20 @@ def test_max_guest_is_the_ratio_or_the_cluster_value_and_none_when_hotplug_is_im
 
 
 @pytest.mark.parametrize("domain, arch, error", [
-    ({"cpu": {"realtime": {}}, "memory": {"guest": "2Gi"}}, "amd64", "Memory hotplug is not compatible with realtime VMs"),
+    ({"cpu": {"realtime": {}}, "memory": {"guest": "2Gi"}}, "amd64",
+     "Memory hotplug is not compatible with realtime VMs"),
     ({"cpu": {"numa": {"guestMappingPassthrough": {}}}, "memory": {"guest": "2Gi"}}, "amd64",
      "Memory hotplug is not compatible with guest mapping passthrough"),
-    ({"launchSecurity": {"sev": {}}, "memory": {"guest": "2Gi"}}, "amd64", "Memory hotplug is not compatible with encrypted VMs"),
+    ({"launchSecurity": {"sev": {}}, "memory": {"guest": "2Gi"}}, "amd64",
+     "Memory hotplug is not compatible with encrypted VMs"),
     ({"memory": {}}, "amd64", "Guest memory must be configured when memory hotplug is enabled"),
     ({"memory": {"guest": "9Gi"}}, "amd64", "Guest memory is greater than the configured maxGuest memory"),
     ({"memory": {"guest": "2049Mi"}}, "amd64", "Guest memory must be 2Mi aligned"),
     ({"memory": {"guest": "3Gi", "hugepages": {"pageSize": "1Gi"}}}, "amd64", None),
     ({"memory": {"guest": "2050Mi", "hugepages": {"pageSize": "1Gi"}}}, "amd64", "Guest memory must be 1Gi aligned"),
     ({"memory": {"guest": "2Gi"}}, "s390x", "Memory hotplug is only available for x86_64 VMs"),
-    ({"memory": {"guest": "512Mi"}}, "amd64", "Memory hotplug is only available for VMs with at least 1Gi of guest memory"),
+    ({"memory": {"guest": "512Mi"}}, "amd64",
+     "Memory hotplug is only available for VMs with at least 1Gi of guest memory"),
 ])
 def test_validate_live_update_memory(domain: dict, arch: str, error: str | None) -> None:
     assert validate_live_update_memory({"architecture": arch, "domain": domain}, "8Gi") == error
@@ -53,7 +56,8 @@ def test_validate_live_update_memory(domain: dict, arch: str, error: str | None)
 def test_max_guest_alignment_and_absence() -> None:
     spec = {"architecture": "amd64", "domain": {"memory": {"guest": "2Gi"}}}
     assert validate_live_update_memory(spec, "8193Mi") == "MaxGuest must be 2Mi aligned"
-    assert validate_live_update_memory(spec, None) == "Max guest memory must be configured when memory hotplug is enabled"
+    assert validate_live_update_memory(spec, None) == \
+        "Max guest memory must be configured when memory hotplug is enabled"
 
 
 def test_vcpus_multiplies_the_set_parts() -> None:

@@ -1,8 +1,8 @@
 """The network synchronizer's VMI patch and the network restart rule, against a running VMI."""
 from __future__ import annotations
 
-from app.kubevirt.liveupdate.network import network_restart_required
 from app.kubevirt.liveupdate.netsync import network_patch
+from app.kubevirt.liveupdate.network import network_restart_required
 
 POD_IFACE, POD_NET = {"name": "default", "masquerade": {}}, {"name": "default", "pod": {}}
 BLUE_IFACE, BLUE_NET = {"name": "blue", "bridge": {}}, {"name": "blue", "multus": {"networkName": "blue-net"}}
@@ -30,7 +30,8 @@ def test_absent_unplugs_only_when_the_naming_scheme_is_known() -> None:
     absent = {**BLUE_IFACE, "state": "absent"}
     unknown = vmi([POD_IFACE, BLUE_IFACE], [POD_NET, BLUE_NET])  # no interface status: assumed ordinal
     assert network_patch(spec([POD_IFACE, absent], [POD_NET, BLUE_NET]), unknown) == {}
-    hashed = vmi([POD_IFACE, BLUE_IFACE], [POD_NET, BLUE_NET], statuses=[{"name": "blue", "podInterfaceName": "pod1a2b"}])
+    hashed = vmi([POD_IFACE, BLUE_IFACE], [POD_NET, BLUE_NET],
+                 statuses=[{"name": "blue", "podInterfaceName": "pod1a2b"}])
     patch = network_patch(spec([POD_IFACE, absent], [POD_NET, BLUE_NET]), hashed)
     assert patch == {"spec.networks": [POD_NET, BLUE_NET], "spec.domain.devices.interfaces": [POD_IFACE, absent]}
 

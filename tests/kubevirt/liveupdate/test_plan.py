@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.kubevirt.configuration import settings_from_configuration
-from app.kubevirt.liveupdate import GENERIC_RESTART, Plan, StartError, Started, merge_patch, plan_update, start_vm
+from app.kubevirt.liveupdate import GENERIC_RESTART, Plan, Started, StartError, merge_patch, plan_update, start_vm
 from app.kubevirt.source import InMemorySource
 from app.sources.catalog import load_catalog
 
@@ -93,7 +93,8 @@ def test_sockets_above_an_explicit_max_sockets_are_refused_under_both_strategies
     p = plan(old, edited(old, SOCKETS, 3), config)
     assert p.refused and p.admission.code == 422
     assert [c.field for c in p.admission.causes] == [SOCKETS] * causes
-    assert p.admission.causes[0].message == "Number of sockets in CPU topology is greater than the maximum sockets allowed"
+    assert p.admission.causes[0].message == \
+        "Number of sockets in CPU topology is greater than the maximum sockets allowed"
 
 
 def test_sockets_down_need_a_restart() -> None:
@@ -299,15 +300,17 @@ def test_switch_that_breaks_the_preference_requirements_is_refused() -> None:
     small = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
              "metadata": {"name": "tiny"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "512Mi"}}}
     p = plan(typed("u1.medium"), typed("tiny"), objects=[small])
-    assert p.refused and p.admission.message == ("failure checking preference requirements: insufficient Memory "
-                                                 "resources of 512Mi provided by instance type, preference requires 2Gi")
+    assert p.refused and p.admission.message == (
+        "failure checking preference requirements: insufficient Memory resources of 512Mi provided by instance type, "
+        "preference requires 2Gi")
 
 
 def test_a_template_field_the_instance_type_owns_is_refused() -> None:
     new = edited(typed(), "spec.template.spec.domain.cpu", {"sockets": 2})
     p = plan(typed(), new)
     assert p.refused and [c.field for c in p.admission.causes] == [SOCKETS]
-    assert p.admission.message == "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type"
+    assert p.admission.message == \
+        "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type"
 
 
 def test_matcher_name_changed_with_a_stale_revision_name_is_refused() -> None:
@@ -338,7 +341,8 @@ def test_cpu_hotplug_in_progress_is_a_sync_error() -> None:
                                       {"type": "HotVCPUChange", "status": "True"}]}}
     p = plan(vm(), edited(vm(), SOCKETS, 2), vmi=busy)
     assert p.sync_error is not None and p.sync_error.reason == "HotPlugCPUError"
-    assert p.sync_error.message == "Error encountered while handling CPU change request: another CPU hotplug is in progress"
+    assert p.sync_error.message == \
+        "Error encountered while handling CPU change request: another CPU hotplug is in progress"
 
 
 def test_a_vm_that_cannot_be_started_is_a_start_error() -> None:
