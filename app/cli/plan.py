@@ -80,14 +80,14 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     except (PlanInputError, InputError, CatalogError, StartError) as exc:
         print(f"plan: {exc}", file=err)
         return EXIT_INPUT
-    for note in notes:
-        print(f"note: {note}", file=err)
-    for warning in plan.admission.warnings:
-        print(f"warning: {warning}", file=err)
     if plan.sync_error is not None and plan.sync_error.reason in _MISSING_OBJECT:
         print(f"plan: {plan.sync_error.message} (virt-controller would report {plan.sync_error.reason} "
               "and change nothing)", file=err)
         return EXIT_INPUT
+    for note in notes:
+        print(f"note: {note}", file=err)
+    for warning in plan.admission.warnings:
+        print(f"warning: {warning}", file=err)
     matchers = tuple(_matcher_rows(started.stored_vm, new_vm))
     rows = outcome_rows(plan, plan.before or {}, plan.after, matchers) if plan.after is not None and plan.before \
         is not None else outcome_rows(plan, {}, {}, matchers)
@@ -149,6 +149,8 @@ def _from_files(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Clus
     vm = inputs.vms[0]
     settings = inputs.cluster_settings()
     source = build_source(inputs.reference_objects, args.catalog, vm)
+    if args.policy != "reference":  # the VM as this webhook stored it at creation (flat)
+        vm = _stored_by_webhook(args.policy, vm, None, source, settings)
     new_vm = _edited(args, vm)
     _check_same_vm(vm, new_vm)
     started = start_vm(vm, source, settings)
@@ -203,16 +205,22 @@ def _under_policy(policy: str, started: Started, new_vm: dict[str, Any], setting
     """Under expand/expandAll, the VM this webhook's /mutate would store for the UPDATE (flat)."""
     if policy == "reference":
         return new_vm
+    return _stored_by_webhook(policy, new_vm, started.stored_vm, started.source, settings)
+
+
+def _stored_by_webhook(policy: str, vm: dict[str, Any], old_vm: dict[str, Any] | None, source: Source,
+                       settings: ClusterSettings) -> dict[str, Any]:
+    """The VM this webhook's /mutate stores for a CREATE (`old_vm` None) or an UPDATE under `policy`."""
     from app.server.context import ReviewContext
     from app.server.mutate import answer_vm
 
-    source: Source = started.source
-    namespace = str((started.stored_vm.get("metadata") or {}).get("namespace") or "default")
+    namespace = str((vm.get("metadata") or {}).get("namespace") or "default")
     ctx = ReviewContext(source=source, policy=policy, cluster=settings)
-    answer = answer_vm(new_vm, started.stored_vm, "UPDATE", namespace, ctx)
+    operation = "UPDATE" if old_vm is not None else "CREATE"
+    answer = answer_vm(vm, old_vm, operation, namespace, ctx)
     if answer.action == "deny":
-        raise PlanInputError(f"this webhook refuses the update under policy {policy}: {answer.verdict.message}")
-    return answer.flat if answer.flat is not None else new_vm
+        raise PlanInputError(f"this webhook refuses the {operation} under policy {policy}: {answer.verdict.message}")
+    return answer.flat if answer.flat is not None else vm
 
 
 # -- output --------------------------------------------------------------------------------------------
