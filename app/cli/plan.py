@@ -17,8 +17,8 @@ The edit is a manifest (`--new`) or a new size for the running VM (`--instancety
 NAME for a cluster-wide kind, or KIND/NAME). Under `--policy expand|expandAll` the plan is for the flat
 VM this webhook would store (as `serve --policy` flattens it).
 
-Output: a table (field, now, after, live / restart / refused / retry, why) and a summary; `-o json` gives
-the same as one object.
+Output: a table (field, now, after, live / restart / refused / retry, why), a summary and notes (e.g. a
+derived VMI, a lookup the webhooks ignore); `-o json` gives the same as one object.
 
 Exit status: 0 everything goes live (or nothing changes), 1 the update is refused, 2 bad input or the
 plan cannot be made (VM not running, no VMI or revision, an instance type that does not exist),
@@ -84,19 +84,16 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print(f"plan: {plan.sync_error.message} (virt-controller would report {plan.sync_error.reason} "
               "and change nothing)", file=err)
         return EXIT_INPUT
-    for note in notes:
-        print(f"note: {note}", file=err)
-    for warning in plan.admission.warnings:
-        print(f"warning: {warning}", file=err)
+    notes = [*(f"note: {note}" for note in notes), *(f"warning: {w}" for w in plan.admission.warnings)]
     matchers = tuple(_matcher_rows(started.stored_vm, new_vm))
     rows = outcome_rows(plan, plan.before or {}, plan.after, matchers) if plan.after is not None and plan.before \
         is not None else outcome_rows(plan, {}, {}, matchers)
     code = exit_code(plan)
     try:
         if args.output == "json":
-            out.write(json.dumps(plan_json(started, plan, rows, code), indent=2, sort_keys=False) + "\n")
+            out.write(json.dumps({**plan_json(started, plan, rows, code), "notes": notes}, indent=2) + "\n")
         else:
-            out.write(render_table(started, plan, rows))
+            out.write(render_table(started, plan, rows) + "".join(f"{note}\n" for note in notes))
         out.flush()
     except BrokenPipeError:
         pass
