@@ -60,7 +60,7 @@ def live_update_warnings(vm: dict[str, Any], old_vm: Any, operation: str, namesp
         return [f"{PREFIX}not predicted: the VMI's start revision was not found"]
     started = Started(old_vm, start_spec, LayeredSource(ctx.source), vmi)
     try:
-        plan = plan_update(started, new_vm, ctx.cluster)
+        plan = plan_update(started, new_vm, ctx.cluster, templates=False)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # malformed stored objects
         return [f"{PREFIX}not predicted: {type(exc).__name__}: {exc}"]
     return plan_warnings(plan, vmi)

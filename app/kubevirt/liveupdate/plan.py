@@ -105,19 +105,22 @@ def _start_vm(started: Started, current: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": current.get("metadata") or {}, "spec": started.start_spec}
 
 
-def plan_update(started: Started, new_vm: dict[str, Any], settings: ClusterSettings) -> Plan:
-    """What happens when the running VM `started` is edited to `new_vm`."""
+def plan_update(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, templates: bool = True) -> Plan:
+    """What happens when the running VM `started` is edited to `new_vm` (`templates`: also fill in
+    `Plan.before`/`after`, the expanded templates a report compares; the webhook does without)."""
     source = LayeredSource(started.source.base, dict(started.source.revisions))
-    before = expanded_template_spec(started.stored_vm, source)
-    plan = _plan(started, new_vm, settings, source)
+    before = expanded_template_spec(started.stored_vm, source) if templates else None
+    plan = _plan(started, new_vm, settings, source, templates)
     plan.before = before
     return plan
 
 
-def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, source: LayeredSource) -> Plan:
+def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, source: LayeredSource,
+          templates: bool) -> Plan:
     admitted = admit_update(started.stored_vm, new_vm, source, settings)
     if admitted.vm is None:
-        return Plan(admitted.verdict, after=expanded_template_spec(_with_status(new_vm, started), source))
+        after = expanded_template_spec(_with_status(new_vm, started), source) if templates else None
+        return Plan(admitted.verdict, after=after)
     current = admitted.vm
     missing = _missing_object(current, source)
     if missing is not None:
@@ -126,16 +129,18 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
     configuration = configuration_of(settings)
     live = is_live_update(configuration)
     vmi = clone_tree(started.vmi)
-    restart = restart_required(_start_vm(started, current), current, vmi, source, live)
+    expanded = expanded_template_spec(current, source)
+    restart = restart_required(_start_vm(started, current), current, vmi, source, live, expanded)
     sync = Sync(vmi, _allocation_ratio(configuration), restart=GENERIC_RESTART if restart else None)
+    after = expanded if templates else None
     if _vmi_deleting(vmi):
-        return Plan(admitted.verdict, sync.restart, after=expanded_template_spec(current, source))
+        return Plan(admitted.verdict, sync.restart, after=after)
     template_spec = _obj(_obj(_obj(current.get("spec")).get("template")).get("spec"))
     for path, value in network_patch(template_spec, vmi).items():
         sync.set(path, value)
-    error = _run_handlers(current, source, sync) if live and not restart else None
+    error = _run_handlers(expanded, sync) if live and not restart else None
     return Plan(admitted.verdict, sync.restart, sync.patched, hotplug_conditions(sync.vmi) if sync.patched else [],
-                error, after=expanded_template_spec(current, source))
+                error, after=after)
 
 
 def _with_status(vm: dict[str, Any], started: Started) -> dict[str, Any]:
@@ -148,8 +153,7 @@ def _vmi_deleting(vmi: dict[str, Any]) -> bool:
     return bool(_obj(vmi.get("metadata")).get("deletionTimestamp"))
 
 
-def _run_handlers(current: dict[str, Any], source: LayeredSource, sync: Sync) -> SyncError | None:
-    expanded = expanded_template_spec(current, source)
+def _run_handlers(expanded: dict[str, Any] | None, sync: Sync) -> SyncError | None:
     if expanded is None:
         return None
     for handler in (handle_cpu, handle_affinity, handle_tolerations, handle_memory):

@@ -109,9 +109,10 @@ def _copy(into: dict[str, Any], src: dict[str, Any], key: str) -> None:
 
 
 def restart_required(start_vm: dict[str, Any], current_vm: dict[str, Any], vmi: dict[str, Any], source: Source,
-                     live_update: bool) -> bool:
-    """Whether syncRestartRequired sets the generic RestartRequired (False when either VM cannot be expanded)."""
-    current = expanded_template_spec(current_vm, source)
+                     live_update: bool, expanded: dict[str, Any] | None = None) -> bool:
+    """Whether syncRestartRequired sets the generic RestartRequired (False when either VM cannot be expanded).
+    `expanded`: the current VM's expanded template spec when the caller has it (read, never changed)."""
+    current = clone_tree(expanded) if expanded is not None else expanded_template_spec(current_vm, source)
     last_seen = expanded_template_spec(start_vm, source)
     if current is None or last_seen is None:
         return False
