@@ -32,6 +32,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 
 from review import admission_review, typical_vm  # noqa: E402
 
+from app.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402
 from app.patch import make_patch  # noqa: E402
 from app.server import review as rv  # noqa: E402
 from app.server.app import Webhook, create_app  # noqa: E402
@@ -40,7 +41,6 @@ from app.server.logs import configure, log_review, review_line  # noqa: E402
 from app.server.metrics import Metrics  # noqa: E402
 from app.server.mutate import flatten, mutate  # noqa: E402
 from app.server.validate import validate  # noqa: E402
-from app.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402
 from app.sources.catalog import load_catalog  # noqa: E402
 
 
@@ -138,8 +138,9 @@ def _running_vm() -> dict[str, Any]:
 
 
 def stages(number: int, body: bytes | None = None) -> dict[str, float]:
-    from app.kubevirt.admission import validate_vm
     from floor_app import app as floor
+
+    from app.kubevirt.admission import validate_vm
 
     quiet_review_log()
     ctx = ReviewContext(source=load_catalog(), policy="expand")
