@@ -17,7 +17,7 @@ from app.kubevirt.jsondata import clone_tree
 from app.kubevirt.liveupdate.hotplug import is_live_update, validate_live_update_memory
 from app.kubevirt.liveupdate.start import vm_defaults
 from app.kubevirt.mutator import mutate_vm
-from app.kubevirt.quantity import QuantityError
+from app.kubevirt.quantity import QuantityError, canonical, parse
 from app.kubevirt.rejection import reject
 from app.kubevirt.settings import ClusterSettings
 from app.kubevirt.source import Source
@@ -48,9 +48,12 @@ def _hotplug_causes(vm: dict[str, Any], source: Source, settings: ClusterSetting
         return []  # a lookup the validating webhook ignores; nothing to check on
     domain = _obj(spec.get("domain"))
     cpu, memory = _obj(domain.get("cpu")), _obj(domain.get("memory"))
+    live = is_live_update(settings.configuration)
+    causes = [] if live else _guest_above_limit(domain)
     too_many = bool(cpu.get("maxSockets")) and int(cpu.get("sockets") or 0) > int(cpu["maxSockets"])
-    causes = [Cause(FIELD_VALUE_INVALID, TOO_MANY_SOCKETS, SOCKETS_FIELD)] if too_many else []
-    if not is_live_update(settings.configuration):
+    if too_many:
+        causes.append(Cause(FIELD_VALUE_INVALID, TOO_MANY_SOCKETS, SOCKETS_FIELD))
+    if not live:
         return causes
     if too_many:
         causes.append(Cause(FIELD_VALUE_INVALID, TOO_MANY_SOCKETS, SOCKETS_FIELD))
@@ -59,6 +62,20 @@ def _hotplug_causes(vm: dict[str, Any], source: Source, settings: ClusterSetting
         if problem is not None:
             causes.append(Cause(FIELD_VALUE_INVALID, problem, GUEST_FIELD))
     return causes
+
+
+def _guest_above_limit(domain: dict[str, Any]) -> list[Cause]:
+    """validateGuestMemoryLimit (Stage only): the guest memory may not exceed a memory limit."""
+    guest = _obj(domain.get("memory")).get("guest")
+    limit = _obj(_obj(domain.get("resources")).get("limits")).get("memory")
+    try:
+        if guest is None or limit is None or parse(limit).is_zero() or parse(limit) >= parse(guest):
+            return []
+    except QuantityError:
+        return []
+    message = (f"{GUEST_FIELD} '{canonical(guest)}' must be equal to or less than the memory limit "
+               f"spec.template.spec.domain.resources.limits.memory '{canonical(limit)}'")
+    return [Cause(FIELD_VALUE_INVALID, message, GUEST_FIELD)]
 
 
 def admit_update(stored_vm: dict[str, Any], new_vm: dict[str, Any], source: Source,

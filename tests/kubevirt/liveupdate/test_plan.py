@@ -352,3 +352,13 @@ def test_a_vm_that_cannot_be_started_is_a_start_error() -> None:
     with pytest.raises(StartError, match="no spec.template"):
         start_vm({"kind": "VirtualMachine", "metadata": {"name": "x"}, "spec": {}}, InMemorySource(),
                  settings_from_configuration(None))
+
+
+def test_guest_above_the_memory_limit_is_refused_under_stage_only() -> None:
+    old = vm(domain={"resources": {"limits": {"memory": "3Gi"}}})
+    new = edited(old, GUEST, "4Gi")
+    stage = plan(old, new, STAGE)
+    assert stage.refused and [c.field for c in stage.admission.causes] == [GUEST]
+    assert stage.admission.message == ("spec.template.spec.domain.memory.guest '4Gi' must be equal to or less than "
+                                       "the memory limit spec.template.spec.domain.resources.limits.memory '3Gi'")
+    assert plan(old, new).admission.allowed
