@@ -11,7 +11,8 @@ as upstream runs them:
    matcher name or kind drops the old ControllerRevision for one of the live object, an explicit
    `revisionName` wins;
 3. `syncRestartRequired`: the generic message when a non-live field changed;
-4. the network synchronizer (both strategies, restart or not: NIC hotplug and unplug, `netsync`);
+4. the network synchronizer (both strategies, restart or not: NIC hotplug and unplug, `netsync`) and
+   declarative volume hotplug (`volumes`, same conditions);
    then, under LiveUpdate and when no restart is pending, the CPU, affinity, tolerations and memory
    handlers against the running VMI;
 5. the hotplug conditions the VMI controller then adds to the patched VMI.
@@ -40,6 +41,7 @@ from app.kubevirt.liveupdate.netsync import network_patch
 from app.kubevirt.liveupdate.restart import expanded_template_spec, restart_required
 from app.kubevirt.liveupdate.revisions import FAMILIES, LayeredSource, controller_revision
 from app.kubevirt.liveupdate.start import Started
+from app.kubevirt.liveupdate.volumes import declarative_hotplug_enabled, volume_patch
 from app.kubevirt.settings import ClusterSettings
 from app.kubevirt.source import KindNotServed
 
@@ -138,6 +140,10 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
     template_spec = _obj(_obj(_obj(current.get("spec")).get("template")).get("spec"))
     for path, value in network_patch(template_spec, vmi).items():
         sync.set(path, value)
+    if declarative_hotplug_enabled(configuration):
+        migration = _obj(current.get("spec")).get("updateVolumesStrategy") == "Migration"
+        for path, value in volume_patch(template_spec, sync.vmi, migration).items():
+            sync.set(path, value)
     error = _run_handlers(expanded, sync) if live and not restart else None
     return Plan(admitted.verdict, sync.restart, sync.patched, hotplug_conditions(sync.vmi) if sync.patched else [],
                 error, after=after)

@@ -243,6 +243,24 @@ def test_hotpluggable_volume_needs_no_restart_a_plain_one_does() -> None:
     assert plan(vm(), cold).restart_required == GENERIC_RESTART
 
 
+def test_a_hotpluggable_volume_goes_into_the_vmi_with_its_disk() -> None:
+    data = {"name": "data", "persistentVolumeClaim": {"claimName": "data", "hotpluggable": True}}
+    new = edited(vm(), "spec.template.spec.volumes", vm()["spec"]["template"]["spec"]["volumes"] + [data])
+    new["spec"]["template"]["spec"]["domain"]["devices"]["disks"] = [{"name": "data", "disk": {"bus": "scsi"}}]
+    p = plan(vm(), new)
+    assert p.restart_required is None
+    assert [v["name"] for v in p.vmi_patched["spec.volumes"]] == ["root", "data"]
+    assert p.vmi_patched["spec.domain.devices.disks"][-1] == {"name": "data", "disk": {"bus": "scsi"}}
+    off = {"developerConfiguration": {"disabledFeatureGates": ["DeclarativeHotplugVolumes"]}}
+    assert plan(vm(), new, off).vmi_patched == {}
+    # and unplugged again: the VMI drops the volume and its disk
+    plugged = {"volumes": p.vmi_patched["spec.volumes"],
+               "domain": {"devices": {"disks": p.vmi_patched["spec.domain.devices.disks"]}}}
+    removed = plan(vm(), vm(), vmi={"spec": plugged})
+    assert [v["name"] for v in removed.vmi_patched["spec.volumes"]] == ["root"]
+    assert [d["name"] for d in removed.vmi_patched["spec.domain.devices.disks"]] == ["root"]
+
+
 def _with_nics(*nics: tuple[str, dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
     out = vm()
     spec = out["spec"]["template"]["spec"]
