@@ -15,7 +15,9 @@ _NAMES = {
     "spec.affinity": ("affinity", "updated on the running VMI"),
     "spec.tolerations": ("tolerations", "updated on the running VMI"),
     "spec.domain.devices.interfaces": ("network interfaces", "hot-plugged or unplugged"),
+    "spec.volumes": ("hotpluggable volumes", "hot-plugged or unplugged"),
 }
+_MISSING = ("FailedFindInstancetype", "FailedFindPreference")
 
 
 def _value_at(vmi: dict[str, Any], path: str) -> Any:
@@ -49,6 +51,9 @@ def plan_warnings(plan: Plan, vmi: dict[str, Any]) -> list[str]:
             out.append(f"{PREFIX}{name} will be {verb}")
     if plan.restart_required is not None:
         out.append(f"{PREFIX}needs a restart: {plan.restart_required}")
-    if plan.sync_error is not None:
+    if plan.sync_error is not None and plan.sync_error.reason in _MISSING:
+        out.append(f"{PREFIX}nothing changes, virt-controller reports {plan.sync_error.reason}: "
+                   f"{plan.sync_error.message}")
+    elif plan.sync_error is not None:
         out.append(f"{PREFIX}not applied yet, virt-controller retries: {plan.sync_error.message}")
     return out

@@ -38,6 +38,12 @@ def test_warnings() -> None:
     assert plan_warnings(Plan(Verdict.allow(), restart_required="x"), VMI) == ["live update: needs a restart: x"]
     refused = Plan(Verdict.deny([Cause("FieldValueInvalid", "too many", "spec.x")]))
     assert plan_warnings(refused, VMI) == ["live update: KubeVirt refuses this update: too many"]
+    missing = Plan(Verdict.allow(), sync_error=SyncError("FailedFindInstancetype", '"x" not found'))
+    assert plan_warnings(missing, VMI) == ['live update: nothing changes, virt-controller reports '
+                                           'FailedFindInstancetype: "x" not found']
+    busy = Plan(Verdict.allow(), sync_error=SyncError("HotPlugCPUError", "another CPU hotplug is in progress"))
+    assert plan_warnings(busy, VMI) == ["live update: not applied yet, virt-controller retries: another CPU hotplug "
+                                        "is in progress"]
 
 
 def test_show_shortens() -> None:
