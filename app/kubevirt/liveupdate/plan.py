@@ -145,7 +145,7 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
         for path, value in volume_patch(template_spec, sync.vmi, migration).items():
             sync.set(path, value)
     error = _run_handlers(expanded, sync) if live and not restart else None
-    return Plan(admitted.verdict, sync.restart, sync.patched, hotplug_conditions(sync.vmi) if sync.patched else [],
+    return Plan(admitted.verdict, sync.restart, sync.patched, hotplug_conditions(sync.vmi),
                 error, after=after)
 
 
