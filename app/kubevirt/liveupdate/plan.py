@@ -40,6 +40,7 @@ from app.kubevirt.liveupdate.model import GENERIC_RESTART, Plan, SyncError
 from app.kubevirt.liveupdate.netsync import network_patch
 from app.kubevirt.liveupdate.restart import expanded_template_spec, restart_required
 from app.kubevirt.liveupdate.revisions import FAMILIES, LayeredSource, controller_revision
+from app.kubevirt.liveupdate.semantic import semantic_equal
 from app.kubevirt.liveupdate.start import Started
 from app.kubevirt.liveupdate.volumes import declarative_hotplug_enabled, volume_patch
 from app.kubevirt.settings import ClusterSettings
@@ -77,8 +78,12 @@ def _same_ref(matcher: dict[str, Any], ref: dict[str, Any], family_kind: str) ->
             and matcher.get("inferFromVolume") == ref.get("inferFromVolume"))
 
 
-def store(vm: dict[str, Any], source: LayeredSource) -> dict[str, Any]:
-    """revision.Store on the updated VM: its status refs after the sync (new revisions go into `source`)."""
+STORE_ERROR = "error encountered while storing instancetype.kubevirt.io controllerRevisions: "
+
+
+def store(vm: dict[str, Any], source: LayeredSource) -> tuple[dict[str, Any], SyncError | None]:
+    """revision.Store on the updated VM: its status refs after the sync (new revisions go into `source`), or
+    the sync error when a revision of that name already exists with other data."""
     spec, status = _obj(vm.get("spec")), dict(_obj(vm.get("status")))
     namespace = str(_obj(vm.get("metadata")).get("namespace") or source.default_namespace)
     for family, key in FAMILIES:
@@ -96,10 +101,16 @@ def store(vm: dict[str, Any], source: LayeredSource) -> dict[str, Any]:
             obj = source.get(kind, str(matcher.get("name") or ""), namespace)
             if obj is not None:
                 revision = controller_revision(vm, kind, {**obj, "kind": kind})
-                source.revisions[revision["metadata"]["name"]] = revision
-                ref["controllerRevisionRef"] = {"name": revision["metadata"]["name"]}
+                name = revision["metadata"]["name"]
+                existing = source.get_revision(name, namespace)
+                if existing is not None and not semantic_equal(_obj(existing.get("data")).get("spec"),
+                                                               revision["data"]["spec"]):
+                    return vm, SyncError("FailedCreate",
+                                         f"{STORE_ERROR}found existing ControllerRevision with unexpected data: {name}")
+                source.revisions.setdefault(name, existing or revision)
+                ref["controllerRevisionRef"] = {"name": name}
         status[family.status_key] = ref
-    return {**vm, "status": status}
+    return {**vm, "status": status}, None
 
 
 def _start_vm(started: Started, current: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +138,9 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
     missing = _missing_object(current, source)
     if missing is not None:
         return Plan(admitted.verdict, sync_error=missing)
-    current = store(current, source)
+    current, failed = store(current, source)
+    if failed is not None:
+        return Plan(admitted.verdict, sync_error=failed)
     configuration = configuration_of(settings)
     live = is_live_update(configuration)
     vmi = clone_tree(started.vmi)

@@ -380,3 +380,16 @@ def test_guest_above_the_memory_limit_is_refused_under_stage_only() -> None:
     assert stage.admission.message == ("spec.template.spec.domain.memory.guest '4Gi' must be equal to or less than "
                                        "the memory limit spec.template.spec.domain.resources.limits.memory '3Gi'")
     assert plan(old, new).admission.allowed
+
+
+def test_a_revision_of_that_name_with_other_data_fails_the_sync() -> None:
+    large = next(o for o in load_catalog().objects() if o["metadata"]["name"] == "u1.large")
+    stale = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+             "metadata": {"name": "web-u1.large-v1beta1--0", "namespace": "apps"},
+             "data": {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+                      "metadata": {"name": "u1.large"}, "spec": {**large["spec"], "cpu": {"guest": 7}}}}
+    p = plan(typed("u1.medium"), typed("u1.large"), objects=[stale])
+    assert p.sync_error is not None and p.sync_error.reason == "FailedCreate"
+    assert p.sync_error.message.endswith("found existing ControllerRevision with unexpected data: "
+                                         "web-u1.large-v1beta1--0")
+    assert p.vmi_patched == {} and p.restart_required is None
