@@ -3,8 +3,9 @@ template (the template, the instance type or preference matcher), say what KubeV
 change (app.kubevirt.liveupdate: hot-plugged, needs a restart, refused, delayed).
 
 Cost: nothing on CREATE, on an UPDATE that leaves the template and matchers as they were (status writes,
-labels, runStrategy), or for a VM whose stored status says it is not running. Otherwise two bounded live
-GETs through the cluster source (`get_vmi`, then the cached `get_revision` of the VM-start revision);
+labels, runStrategy), or for a VM whose stored status says it is not running. Otherwise bounded live GETs
+through the cluster source: `get_vmi`, then `get_revision` (cached) of the VM-start revision and of the
+revision a new size would be stored as (the plan checks it is not stale);
 under the source's cache-only mode they raise CacheMiss like any lookup, so the review moves to a worker
 thread with its deadline. A source without `get_vmi` (the bundled catalogue, offline) gives no warning.
 When the VMI cannot be read in time the warning says so instead of guessing.
