@@ -51,17 +51,22 @@ def live_update_warnings(vm: dict[str, Any], old_vm: Any, operation: str, namesp
     name = str(_obj(old_vm.get("metadata")).get("name") or "")
     try:
         vmi = get_vmi(name, namespace)
-        if vmi is None:
-            return []
-        revision = ctx.source.get_revision(_start_revision(old_vm, vmi), namespace)
     except SourceUnavailable as exc:
         return [f"{PREFIX}not predicted: the running VMI was not read in time ({exc})"]
+    if vmi is None:
+        return []
+    try:
+        revision = ctx.source.get_revision(_start_revision(old_vm, vmi), namespace)
+    except SourceUnavailable as exc:
+        return [f"{PREFIX}not predicted: the VMI's start revision was not read in time ({exc})"]
     start_spec = _obj(revision.get("data")).get("spec") if isinstance(revision, dict) else None
     if not isinstance(start_spec, dict):
         return [f"{PREFIX}not predicted: the VMI's start revision was not found"]
     started = Started(old_vm, start_spec, LayeredSource(ctx.source), vmi)
     try:
         plan = plan_update(started, new_vm, ctx.cluster, templates=False)
+    except SourceUnavailable as exc:
+        return [f"{PREFIX}not predicted: a revision was not read in time ({exc})"]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # malformed stored objects
         return [f"{PREFIX}not predicted: {type(exc).__name__}: {exc}"]
     return plan_warnings(plan, vmi)

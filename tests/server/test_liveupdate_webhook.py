@@ -122,3 +122,27 @@ def test_a_vmi_not_read_in_time_is_said_not_guessed(tmp_path) -> None:
         fake.stop()
     assert len(warnings) == 1 and warnings[0].startswith("live update: not predicted: the running VMI was not read "
                                                         "in time (GET virtualmachineinstances apps/web")
+
+
+def test_a_revision_not_read_in_time_is_said_too(tmp_path) -> None:
+    from app.server.context import ReviewContext
+    from app.server.liveupdate import live_update_warnings
+    from app.sources.cluster import SourceUnavailable
+
+    class Slow:  # a cluster source whose VMI answers but whose revisions time out
+        default_namespace = "apps"
+
+        def get(self, kind, name, namespace=None):
+            return None
+
+        def get_vmi(self, name, namespace):
+            return {"metadata": {"name": name}, "spec": {}, "status": {}}
+
+        def get_revision(self, name, namespace):
+            raise SourceUnavailable(f"GET controllerrevisions {namespace}/{name}: ReadTimeoutError")
+
+    old = {**WEB, "status": {"printableStatus": "Running"}}
+    new = {**old, "spec": {**old["spec"], "instancetype": {"name": "u1.large"}}}
+    warnings = live_update_warnings(new, old, "UPDATE", "apps", ReviewContext(source=Slow()))
+    assert warnings == ["live update: not predicted: the VMI's start revision was not read in time "
+                        "(GET controllerrevisions apps/revision-start-vm--1: ReadTimeoutError)"]
