@@ -146,3 +146,24 @@ def test_a_revision_not_read_in_time_is_said_too(tmp_path) -> None:
     warnings = live_update_warnings(new, old, "UPDATE", "apps", ReviewContext(source=Slow()))
     assert warnings == ["live update: not predicted: the VMI's start revision was not read in time "
                         "(GET controllerrevisions apps/revision-start-vm--1: ReadTimeoutError)"]
+
+
+def test_under_expand_the_flat_vm_the_webhook_stores_is_planned(tmp_path) -> None:
+    fake = FakeAPIServer()
+    add_catalog(fake)
+    try:
+        with _serve(tmp_path, fake, "--policy", "expand") as server:
+            _ready(server)
+            fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
+            with httpx.Client(base_url=fake.url, timeout=15) as api:
+                created = api.post(VMS, json=WEB)
+                assert "instancetype" not in created.json()["spec"]  # stored flat
+                start_running(fake, "apps", "web")
+                resized = api.patch(f"{VMS}/web", headers=MERGE,
+                                    json={"spec": {"instancetype": {"name": "u1.large"}}})
+                stored = resized.json()
+    finally:
+        fake.stop()
+    assert "instancetype" not in stored["spec"] and stored["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 2
+    assert [w for w in _warnings(resized) if w.startswith("live update:")] == [
+        "live update: CPU sockets 1 -> 2 will be hot-plugged", "live update: guest memory 4Gi -> 8Gi will be hot-plugged"]
