@@ -166,4 +166,5 @@ def test_under_expand_the_flat_vm_the_webhook_stores_is_planned(tmp_path) -> Non
         fake.stop()
     assert "instancetype" not in stored["spec"] and stored["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 2
     assert [w for w in _warnings(resized) if w.startswith("live update:")] == [
-        "live update: CPU sockets 1 -> 2 will be hot-plugged", "live update: guest memory 4Gi -> 8Gi will be hot-plugged"]
+        "live update: CPU sockets 1 -> 2 will be hot-plugged",
+        "live update: guest memory 4Gi -> 8Gi will be hot-plugged"]
