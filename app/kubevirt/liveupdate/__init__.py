@@ -3,7 +3,8 @@
 
     start_vm(vm, source, settings) -> Started            the VM as created and started (offline)
     plan_update(started, new_vm, settings) -> Plan       the UPDATE's admission, RestartRequired, the VMI patch
-    field_changes(started, new_vm, plan, source) -> ...  per-field rows (now, after, live/restart/refused, why)
+    rows.outcome_rows(plan, before, after) -> [Row]      per-field rows (now, after, live/restart/refused, why)
+    warnings.plan_warnings(plan, vmi) -> [str]           the mutating webhook's admission warnings
 
 Behaviour: tests/data/shared/spec/kubevirt-liveupdate-spec.md (upstream function names in each module).
 """

@@ -19,8 +19,6 @@ from app.kubevirt.causes import ExpandError
 from app.kubevirt.defaults import set_default_network_interface, set_default_volume_disks, set_vmi_spec_defaults
 from app.kubevirt.find import (
     GROUP,
-    INSTANCETYPE_FAMILY,
-    PREFERENCE_FAMILY,
     RESOURCES,
     find_instancetype_spec,
     find_preference_spec,
@@ -193,5 +191,5 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-__all__ = ["INSTANCETYPE_FAMILY", "PREFERENCE_FAMILY", "Started", "admitted_vm", "legacy_firmware_uuid",
+__all__ = ["Started", "admitted_vm", "legacy_firmware_uuid",
            "merge_patch", "running_vmi", "start_vm", "vm_defaults"]
