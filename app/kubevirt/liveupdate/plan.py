@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.kubevirt.causes import ExpandError
+from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.configuration import DEFAULT_CONFIGURATION
 from app.kubevirt.find import find_instancetype_spec, find_preference_spec
 from app.kubevirt.jsondata import clone_tree
@@ -134,32 +134,42 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
     if admitted.vm is None:
         after = expanded_template_spec(_with_status(new_vm, started), source) if templates else None
         return Plan(admitted.verdict, after=after)
-    current = admitted.vm
+    plan = _sync(started, admitted.vm, configuration_of(settings), source)
+    plan.admission = admitted.verdict
+    if not templates:
+        plan.after = None
+    return plan
+
+
+def _sync(started: Started, current: dict[str, Any], configuration: Mapping[str, Any], source: LayeredSource) -> Plan:
+    """virt-controller's VM sync of the stored update `current`, with the running VMI (steps 2 to 5)."""
     missing = _missing_object(current, source)
     if missing is not None:
-        return Plan(admitted.verdict, sync_error=missing)
+        return Plan(Verdict.allow(), sync_error=missing)
     current, failed = store(current, source)
     if failed is not None:
-        return Plan(admitted.verdict, sync_error=failed)
-    configuration = configuration_of(settings)
+        return Plan(Verdict.allow(), sync_error=failed)
     live = is_live_update(configuration)
     vmi = clone_tree(started.vmi)
     expanded = expanded_template_spec(current, source)
     restart = restart_required(_start_vm(started, current), current, vmi, source, live, expanded)
     sync = Sync(vmi, _allocation_ratio(configuration), restart=GENERIC_RESTART if restart else None)
-    after = expanded if templates else None
     if _vmi_deleting(vmi):
-        return Plan(admitted.verdict, sync.restart, after=after)
+        return Plan(Verdict.allow(), sync.restart, after=expanded)
+    _synchronize_devices(current, configuration, sync)
+    error = _run_handlers(expanded, sync) if live and not restart else None
+    return Plan(Verdict.allow(), sync.restart, sync.patched, hotplug_conditions(sync.vmi), error, after=expanded)
+
+
+def _synchronize_devices(current: dict[str, Any], configuration: Mapping[str, Any], sync: Sync) -> None:
+    """The synchronizers that run under both strategies, restart or not, on the VM as stored: NICs, volumes."""
     template_spec = _obj(_obj(_obj(current.get("spec")).get("template")).get("spec"))
-    for path, value in network_patch(template_spec, vmi).items():
+    for path, value in network_patch(template_spec, sync.vmi).items():
         sync.set(path, value)
     if declarative_hotplug_enabled(configuration):
         migration = _obj(current.get("spec")).get("updateVolumesStrategy") == "Migration"
         for path, value in volume_patch(template_spec, sync.vmi, migration).items():
             sync.set(path, value)
-    error = _run_handlers(expanded, sync) if live and not restart else None
-    return Plan(admitted.verdict, sync.restart, sync.patched, hotplug_conditions(sync.vmi),
-                error, after=after)
 
 
 def _with_status(vm: dict[str, Any], started: Started) -> dict[str, Any]:
