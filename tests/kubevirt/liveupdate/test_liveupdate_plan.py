@@ -393,3 +393,15 @@ def test_a_revision_of_that_name_with_other_data_fails_the_sync() -> None:
     assert p.sync_error.message.endswith("found existing ControllerRevision with unexpected data: "
                                          "web-u1.large-v1beta1--0")
     assert p.vmi_patched == {} and p.restart_required is None
+
+
+def test_a_restart_set_by_a_handler_does_not_stop_the_later_handlers() -> None:
+    old = vm(domain={"cpu": {"sockets": 2}})
+    new = edited(edited(old, SOCKETS, 1), "spec.template.spec.nodeSelector", {"zone": "b"})
+    p = plan(old, new)
+    assert p.restart_required == REDUCTION and p.vmi_patched == {"spec.nodeSelector": {"zone": "b"}}
+
+
+def test_the_first_handler_message_stays() -> None:
+    # u1.2xlarge: 8 sockets above the boot maximum 4, and 32Gi above maxGuest 16Gi: the CPU message stays
+    assert plan(typed("u1.medium"), typed("u1.2xlarge")).restart_required == HIGHER
