@@ -8,6 +8,7 @@ checked by a registered member check:
 - `expectedValidate.instancetype`    -> `app.kubevirt.admission.validate_vm`
 - `domxml.expected`, `domxml.fromVm` -> registered by `app.domxml.conformance` (a plugin module, see
                                         `PLUGIN_MODULES`), which calls `register_section`
+- `expectedLiveUpdate`               -> registered by `app.kubevirt.liveupdate.conformance` (a plugin)
 
 When a case has `expectedInfer` or `expectedMutate`, the VM first goes through the mutator, as upstream's
 API server does: `expected` and `expectedValidate.instancetype` start from the VM it leaves, and a denial
@@ -62,11 +63,11 @@ INPUT_KINDS = {
 }
 # The members of a case, in the order they are checked and reported.
 MEMBERS = ("expectedInfer", "expectedMutate", "expected", "expectedValidate.instancetype", "domxml.expected",
-           "domxml.fromVm")
+           "domxml.fromVm", "expectedLiveUpdate")
 # The public cases as a source checkout bundles them (tests/data/shared is an in-tree copy of ../shared).
 BUNDLED_CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "shared" / "conformance"
 # Modules that register extra member checks when imported (they call `register_section`).
-PLUGIN_MODULES = ("app.domxml.conformance",)
+PLUGIN_MODULES = ("app.domxml.conformance", "app.kubevirt.liveupdate.conformance")
 _MISSING = object()
 
 
@@ -425,6 +426,7 @@ register_section("expected", check_expand)
 register_section("expectedValidate.instancetype", check_validate)
 register_section("domxml.expected", unregistered("domxml.expected"))
 register_section("domxml.fromVm", unregistered("domxml.fromVm"))
+register_section("expectedLiveUpdate", unregistered("expectedLiveUpdate"))
 
 
 def load_plugins(modules: Iterable[str] | None = None) -> None:

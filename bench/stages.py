@@ -4,7 +4,9 @@
 
 Times each step our /mutate and /validate handlers take for the benchmark's review (parse, the
 instancetype checks, the expansion, the patch, the response, the log line, the metrics), the whole
-handlers, and the whole ASGI app (`AdmissionApp`, what uvicorn calls: body, parse, handler, metrics,
+handlers, /mutate on two UPDATEs of a running VM (a label change, which the live-update warnings skip
+without a lookup, and a resize, which they plan; the VMI comes from memory, so the row is the plan's
+CPU cost without the GET), and the whole ASGI app (`AdmissionApp`, what uvicorn calls: body, parse, handler, metrics,
 log line, the two `send` messages) next to the floor's ASGI app doing its least (`floor_app.py`), as
 microseconds of this thread's CPU time per call (the best of 7 repeats). CPU time, not wall time:
 on a shared machine another process taking the core does not count against the step. The HTTP
@@ -31,6 +33,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 
 from review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
 
+from app.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
 from app.patch import make_patch  # noqa: E402  (after the sys.path set-up)
 from app.server import review as rv  # noqa: E402  (after the sys.path set-up)
 from app.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
@@ -82,6 +85,59 @@ def quiet_review_log() -> None:
     configure("info")
 
 
+class RunningSource:
+    """The catalogue plus one running VM's VMI and revisions, in memory: what the live-update warnings read
+    from a cluster, without the network (the plan's own cost)."""
+
+    def __init__(self, base: Any, vmi: dict[str, Any], revisions: dict[str, dict[str, Any]]):
+        self.base, self.vmi, self.revisions = base, vmi, revisions
+        self.default_namespace = base.default_namespace
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Any:
+        return self.base.get(kind, name, namespace)
+
+    def get_revision(self, name: str, namespace: str) -> Any:
+        return self.revisions.get(name) or self.base.get_revision(name, namespace)
+
+    def get_vmi(self, name: str, namespace: str) -> Any:
+        return self.vmi
+
+
+def live_update_reviews(vm: dict[str, Any]) -> tuple[ReviewContext, bytes, bytes]:
+    """A context whose source holds `vm` running, and two UPDATE reviews of it: a resize (u1.medium ->
+    u1.large, planned) and a label change (no lookup)."""
+    import copy
+
+    from app.kubevirt.liveupdate import start_vm
+
+    catalog = load_catalog()
+    started = start_vm(vm, catalog, DEFAULT_SETTINGS)
+    uid = (vm.get("metadata") or {}).get("uid", "")
+    revisions = {**started.source.revisions,
+                 f"revision-start-vm-{uid}-1": {"data": {"spec": started.start_spec}}}
+    stored = {**started.stored_vm, "status": {**started.stored_vm["status"], "printableStatus": "Running"}}
+    ctx = ReviewContext(source=RunningSource(catalog, started.vmi, revisions), policy="reference")
+    resized = copy.deepcopy(stored)
+    resized["spec"]["instancetype"] = {"name": "u1.large"}
+    labelled = copy.deepcopy(stored)
+    labelled["metadata"]["labels"] = {"team": "a"}
+    return ctx, _update_review(resized, stored), _update_review(labelled, stored)
+
+
+def _update_review(vm: dict[str, Any], old: dict[str, Any]) -> bytes:
+    body = admission_review(vm, operation="UPDATE")
+    body["request"]["oldObject"] = old
+    return orjson.dumps(body)
+
+
+def _running_vm() -> dict[str, Any]:
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+            "metadata": {"name": "web", "namespace": "bench", "uid": "5e1f-bench-web", "generation": 1},
+            "spec": {"runStrategy": "Always", "instancetype": {"name": "u1.medium"}, "preference": {"name": "fedora"},
+                     "template": {"spec": {"domain": {"devices": {}}, "volumes": [
+                         {"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}}}
+
+
 def stages(number: int, body: bytes | None = None) -> dict[str, float]:
     from floor_app import app as floor
 
@@ -110,6 +166,12 @@ def stages(number: int, body: bytes | None = None) -> dict[str, float]:
         "validate handler (whole)": lambda: validate(review, ctx),
         "mutate handler (whole)": lambda: mutate(review, ctx),
     }
+    running_ctx, resize_body, label_body = live_update_reviews(_running_vm())
+    resize_review, label_review = rv.parse_review(resize_body), rv.parse_review(label_body)
+    steps["mutate handler (UPDATE, labels only: no live-update lookup)"] = lambda: mutate(label_review, running_ctx)
+    steps["mutate handler (UPDATE resizing a running VM: planned)"] = lambda: mutate(resize_review, running_ctx)
+    no_vmis = ReviewContext(source=running_ctx.source.base, policy="reference")
+    steps["mutate handler (the same resize, no VMI source: not planned)"] = lambda: mutate(resize_review, no_vmis)
     figures = {name: round(per_call_us(step, number), 1) for name, step in steps.items()}
     ours = create_app(Webhook(ctx=ctx, metrics=metrics))
     figures["ASGI floor (floor_app.py)"] = round(asgi_per_call_us(floor, "/mutate", body, number), 1)

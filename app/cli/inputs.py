@@ -5,7 +5,8 @@ a `List`. VirtualMachines are the subjects; instance types, preferences, Control
 `inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) found in any file join the
 reference source, on top of the catalogue (the bundled common-instancetypes unless `--catalog DIR` names
 another directory; `build_source` builds that source). A `kubevirt.io/v1` KubeVirt object is the cluster
-configuration (`Inputs.cluster_settings`). `--old FILE` is the stored VM of an UPDATE.
+configuration (`Inputs.cluster_settings`); a VirtualMachineInstance is a running VM's VMI (`Inputs.vmis`,
+read by `plan`). `--old FILE` is the stored VM of an UPDATE.
 
 `read_request` reads all of that into a `Request`; `Request.mutate` runs the VM mutating webhook's
 instancetype stage (`app.kubevirt.mutator.mutate_vm`, with the old VM on an UPDATE) as the API server
@@ -27,6 +28,7 @@ from app.kubevirt.source import InMemorySource
 from app.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
 
 VIRTUAL_MACHINE = "VirtualMachine"
+VIRTUAL_MACHINE_INSTANCE = "VirtualMachineInstance"
 KUBEVIRT = "KubeVirt"
 
 
@@ -55,6 +57,11 @@ class Inputs:
     @property
     def vms(self) -> list[dict[str, Any]]:
         return [doc for doc in self.documents if doc.get("kind") == VIRTUAL_MACHINE]
+
+    @property
+    def vmis(self) -> list[dict[str, Any]]:
+        """The running VirtualMachineInstances among the documents (what `plan` reads beside the VM)."""
+        return [doc for doc in self.documents if doc.get("kind") == VIRTUAL_MACHINE_INSTANCE]
 
     @property
     def reference_objects(self) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ from app.kubevirt.review import check_and_expand
 from app.patch import make_patch
 from app.server import review as rv
 from app.server.context import Outcome, ReviewContext, is_vm, namespace_of, with_namespace
+from app.server.liveupdate import live_update_warnings
 from app.server.policy import PROVENANCE_KEY, decide, provenance, with_annotation
 
 
@@ -193,5 +194,7 @@ def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     answer = answer_vm(vm, request.get("oldObject"), operation, namespace_of(request, vm), ctx)
     if answer.action == "deny":
         return _deny(review, kind, answer.verdict, answer.policy)
+    answer.verdict.warnings += live_update_warnings(vm, request.get("oldObject"), operation, namespace_of(request, vm),
+                                                    ctx, answer.flat)
     return Outcome(True, rv.response(review, answer.verdict, answer.ops), kind, "patched" if answer.ops else "allowed",
                    patch_ops=len(answer.ops), policy=answer.policy)

@@ -10,6 +10,7 @@ Namespaces, for the policy label), with the official `kubernetes` client.
   once, before the watch event arrives) and caches what it found. A 404 is a plain miss (None); an
   unreachable API server raises `SourceUnavailable`, which the webhook answers with a reason.
 - ControllerRevisions are fetched on demand (`get_revision`) and cached: their data is immutable.
+- A VirtualMachineInstance is fetched on demand (`get_vmi`, the live-update warnings), never cached.
 - What `inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) is fetched on demand
   and not cached (`app.sources.volumes`: why, and how a missing CDI or snapshot API is told apart).
 - The KubeVirt CRs (`kubevirt.io/v1` kubevirts, every namespace, or the one `kubevirt="ns/name"` names)
@@ -336,6 +337,13 @@ class ClusterSource:
             obj.setdefault("apiVersion", "apps/v1")
             self._revisions[key] = obj
         return obj
+
+    def get_vmi(self, name: str, namespace: str) -> dict[str, Any] | None:
+        """The VirtualMachineInstance `namespace/name`: a live GET bounded by `lookup_timeout`, never cached
+        (the live-update warnings read the running VMI's current state); None when there is none."""
+        call = _bind(self.custom.get_namespaced_custom_object, KUBEVIRT_GROUP, KUBEVIRT_VERSION, namespace,
+                     "virtualmachineinstances", name)
+        return self._fetch(call, f"virtualmachineinstances {namespace}/{name}")
 
     def namespace_labels(self, namespace: str) -> dict[str, str] | None:
         informer = self.informers.get(NAMESPACE)

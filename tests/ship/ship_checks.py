@@ -41,6 +41,8 @@ EXPECTED_RBAC = {
     ("cdi.kubevirt.io", "datavolumes", frozenset({"get"})),
     ("cdi.kubevirt.io", "datasources", frozenset({"get"})),
     ("snapshot.storage.k8s.io", "volumesnapshots", frozenset({"get"})),
+    # the live-update warnings: a running VM's VMI, read on demand (app/server/liveupdate.py)
+    ("kubevirt.io", "virtualmachineinstances", frozenset({"get"})),
 }
 
 WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")

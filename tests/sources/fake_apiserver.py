@@ -2,8 +2,8 @@
 
 Resources are registered, one line each (`fake.register(group, version, plural, kind, namespaced)`);
 `STANDARD` (registered by default) holds what the project reads and writes: the four
-instancetype.kubevirt.io kinds, apps/v1 controllerrevisions, kubevirt.io/v1 virtualmachines and
-kubevirts, core/v1 namespaces and persistentvolumeclaims, CDI datavolumes and datasources,
+instancetype.kubevirt.io kinds, apps/v1 controllerrevisions, kubevirt.io/v1 virtualmachines,
+virtualmachineinstances and kubevirts, core/v1 namespaces and persistentvolumeclaims, CDI datavolumes and datasources,
 snapshot.storage.k8s.io volumesnapshots. `fake.uninstall(group)` makes a group "not installed": every
 path under it is a 404 Status, as on a cluster without that CRD.
 
@@ -110,6 +110,7 @@ STANDARD: tuple[Resource, ...] = (
              "VirtualMachineClusterPreference", False),
     Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True, builtin=True),
     Resource("kubevirt.io", "v1", "virtualmachines", "VirtualMachine", True, status=True),
+    Resource("kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance", True, status=True),
     Resource("kubevirt.io", "v1", "kubevirts", "KubeVirt", True, status=True),
     Resource("", "v1", "namespaces", "Namespace", False, status=True, builtin=True),
     Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, status=True, builtin=True),

@@ -1,0 +1,49 @@
+"""A running VM in the strict fake API server, as virt-controller leaves it: the VM's status (Running, the
+instance type and preference refs), the ControllerRevisions it stored, the VM-start revision and the
+VMI (what `app.kubevirt.liveupdate.start_vm` derives, the same path the conformance cases check)."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from app.kubevirt.liveupdate import merge_patch, start_vm
+from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from app.sources.catalog import load_catalog
+from tests.sources.fake_apiserver import FakeAPIServer
+
+CATALOG_NAMES = ("u1.medium", "u1.large", "u1.small", "cx1.large", "fedora")
+
+
+def add_catalog(fake: FakeAPIServer, names: tuple[str, ...] = CATALOG_NAMES) -> list[dict[str, Any]]:
+    """Put these bundled common instance types / preferences into the cluster; returns them."""
+    objects = [o for o in load_catalog().objects() if o["metadata"]["name"] in names]
+    for obj in objects:
+        fake.add(copy.deepcopy(obj))
+    return objects
+
+
+def start_running(fake: FakeAPIServer, namespace: str, name: str, settings: ClusterSettings = DEFAULT_SETTINGS,
+                  vmi_patch: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Make the stored VM `namespace/name` a running one, as virt-controller would; returns the VMI."""
+    from app.kubevirt.source import InMemorySource
+
+    vm = fake.get("virtualmachines", name, namespace)
+    assert vm is not None, f"no VM {namespace}/{name}"
+    objects = [o for plural in ("virtualmachineclusterinstancetypes", "virtualmachineclusterpreferences",
+                                "virtualmachineinstancetypes", "virtualmachinepreferences", "controllerrevisions")
+               for o in fake.objects[plural].values()]
+    source = InMemorySource(objects, namespace)
+    started = start_vm(vm, source, settings)
+    for revision in started.source.revisions.values():
+        fake.add_revision(copy.deepcopy(revision))
+    uid, generation = vm["metadata"]["uid"], vm["metadata"]["generation"]
+    fake.add_revision({"metadata": {"name": f"revision-start-vm-{uid}-{generation}", "namespace": namespace},
+                       "data": {"spec": started.start_spec}, "revision": generation})
+    stored = fake.get("virtualmachines", name, namespace)
+    stored["status"] = {**started.stored_vm.get("status", {}), "printableStatus": "Running", "ready": True,
+                        "created": True}
+    fake.add(stored)
+    vmi = merge_patch(started.vmi, vmi_patch or {})
+    vmi["metadata"]["annotations"] = {"kubevirt.io/vm-generation": str(generation)}
+    fake.add(vmi)
+    return vmi
