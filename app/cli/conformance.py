@@ -1,9 +1,10 @@
 """`instancetype-webhook conformance [DIR] [-k SUBSTRING] [--category CAT] [-v]`: run upstream's conformance cases.
 
 Checks every member of each case (expectedInfer, expectedMutate, expected, expectedValidate.instancetype,
-domxml.expected, domxml.fromVm, expectedLiveUpdate). Prints one line per failing case with its first difference, the members
-that could not be checked, a table per category and per member (passed, failed, not checked), and ends
-with `N passed, M failed` (`, K not checked` when some case had a member that could not be checked).
+domxml.expected, domxml.fromVm, expectedLiveUpdate). Prints one line per failing case with its first
+difference, the members that could not be checked, a table per category and per member (passed, failed,
+not checked), and ends with `N passed, M failed` (`, K not checked` when some case had a member that could
+not be checked).
 Exit 0 only when no case failed (2 when DIR is not a directory).
 """
 from __future__ import annotations

@@ -162,7 +162,9 @@ def _from_files(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Clus
 
 def _check_same_vm(vm: dict[str, Any], new_vm: dict[str, Any]) -> None:
     def ident(obj: dict[str, Any]) -> tuple[str, str]:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
 
     if ident(vm) != ident(new_vm):
