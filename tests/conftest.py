@@ -2,6 +2,8 @@
 
 Skip policy: a test that needs something the machine lacks skips with one line naming what to install
 (tests/needs.py). Under CI=true any skip fails the run, with the skipped tests listed.
+
+No leftovers: the threads and child processes a test module starts are gone when it ends (tests/leaks.py).
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.leaks import nothing_outlives_its_module  # noqa: F401  (an autouse fixture: threads, children)
 from tests.needs import in_ci
 from tests.shared_data import CONFORMANCE, ROOT, SHARED, conformance_cases  # noqa: F401  (re-exported)
 

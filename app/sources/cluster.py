@@ -121,9 +121,13 @@ class Informer:
                     self._list()
                 self._watch()
             except Gone:
+                if self._stop.is_set():
+                    return
                 log.info("%s: resourceVersion %s is gone, relisting", self.name, self.resource_version)
                 self.resource_version = None
             except ApiException as exc:
+                if self._stop.is_set():
+                    return
                 if exc.status == 410:
                     self.resource_version = None
                     continue
@@ -192,6 +196,8 @@ class Informer:
                            _request_timeout=(5, self._watch_timeout + 30))
         self._response = resp
         try:
+            if self._stop.is_set():  # stopped while the watch was opening: close() found no response
+                return
             for event in _lines(resp):
                 self._apply(event)
         finally:
@@ -293,10 +299,14 @@ class ClusterSource:
             thread.start()
             self._threads.append(thread)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop watching: close the open watches and wait (up to `timeout` seconds) for the threads to end."""
         self._stop.set()
         for informer in self.informers.values():
             informer.close()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(deadline - time.monotonic(), 0))
 
     @property
     def synced(self) -> bool:

@@ -311,14 +311,18 @@ class FakeAPIServer:
             server_fake = fake
 
         self.httpd = _QuietServer(("127.0.0.1", self.port), Handler)
-        self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._serving = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                         name=f"fake-apiserver-{self.port}", daemon=True)
+        self._serving.start()
 
     def stop(self) -> None:
         if self.httpd:
             self.httpd.shutdown()
-            self.httpd.server_close()
+            self._serving.join(5)
+            self.drop_watches()
+            self.httpd.close_connections()
+            self.httpd.server_close()  # joins the handler threads
             self.httpd = None
         self.drop_watches()
         if self.admission_config:
@@ -688,8 +692,29 @@ def _generation(old: dict | None, new: dict) -> int:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    """Handler threads are joined by server_close() (block_on_close); close_connections() ends the idle
+    keep-alive ones first, so that stopping the server leaves no thread behind."""
+
     allow_reuse_address = True
     request_queue_size = 128
+    daemon_threads = False
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.connections: set[socket.socket] = set()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        for sock in list(self.connections):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # clients that go away (timeouts, dropped watches) are part of the tests

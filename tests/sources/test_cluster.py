@@ -138,6 +138,21 @@ def test_410_gone_relists(fake, source_for):
     assert int(informer.resource_version) >= fake.rv - 1
 
 
+def test_stop_ends_every_watch_thread_before_it_returns(fake, source_for, caplog):
+    """A watch thread that outlived stop() logged into whatever came next (a closed capture, another test)."""
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    threads = list(src._threads)
+    assert threads and all(thread.is_alive() for thread in threads)
+    fake.compact()  # what the threads see next, if still running: a 410 on their reconnect
+    src.stop()
+    assert [thread.name for thread in threads if thread.is_alive()] == []
+    caplog.clear()
+    fake.drop_watches()
+    time.sleep(0.3)
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("instancetype_webhook")] == []
+
+
 def test_dropped_connection_resumes_from_last_resource_version(fake, source_for):
     src = source_for(fake)
     assert src.wait_synced(10)
