@@ -27,7 +27,7 @@ from typing import Any
 
 from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.guest import review_guest
-from app.kubevirt.imprint import imprint_from_patch
+from app.kubevirt.imprint import patch_and_imprint
 from app.kubevirt.mutator import mutate_vm
 from app.kubevirt.resize import matchers_changed
 from app.kubevirt.review import check_and_expand
@@ -85,9 +85,11 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
     that a resize can take it out) and which matchers were `inferred`, from which volume and object."""
     if not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace")) and type(flat.get("metadata")) is dict:
         flat = {**flat, "metadata": {k: v for k, v in flat["metadata"].items() if k != "namespace"}}
-    ops = make_patch(vm, flat)
-    if ctx.provenance:
-        value = provenance(vm, namespace, ctx.source, imprint_from_patch(vm, flat, ops), inferred)
+    if not ctx.provenance:
+        ops = make_patch(vm, flat)
+    else:  # the patch and its imprint in one walk (app.kubevirt.imprint.patch_and_imprint)
+        ops, imprint = patch_and_imprint(vm, flat)
+        value = provenance(vm, namespace, ctx.source, imprint, inferred)
         annotated = with_annotation(flat, PROVENANCE_KEY, value)
         # one metadata patch from the VM to the annotated result (it covers a dropped namespace too)
         ops = [*make_patch(_metadata(vm), _metadata(annotated)),
