@@ -31,7 +31,7 @@ from app.kubevirt.imprint import patch_and_imprint
 from app.kubevirt.mutator import mutate_vm
 from app.kubevirt.resize import matchers_changed
 from app.kubevirt.review import check_and_expand
-from app.patch import make_patch
+from app.patch import escape, make_patch
 from app.server import review as rv
 from app.server.context import Outcome, ReviewContext, is_vm, namespace_of, with_namespace
 from app.server.policy import PROVENANCE_KEY, decide, provenance, with_annotation
@@ -74,6 +74,25 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": obj["metadata"]} if "metadata" in obj else {}
 
 
+def _in_metadata(path: str) -> bool:
+    return path.startswith("/metadata") and (len(path) == 9 or path[9] == "/")
+
+
+def _annotation_ops(meta: dict[str, Any], annotated: dict[str, Any]) -> list[dict[str, Any]]:
+    """make_patch from `meta` to the annotated metadata, which differs from it only in the provenance annotation."""
+    if "annotations" not in meta:
+        return [{"op": "add", "path": "/metadata/annotations", "value": annotated["metadata"]["annotations"]}]
+    annotations = meta["annotations"]
+    if type(annotations) is not dict:
+        return [{"op": "replace", "path": "/metadata/annotations", "value": annotated["metadata"]["annotations"]}]
+    value = annotated["metadata"]["annotations"][PROVENANCE_KEY]
+    path = "/metadata/annotations/" + escape(PROVENANCE_KEY)
+    if PROVENANCE_KEY not in annotations:
+        return [{"op": "add", "path": path, "value": value}]
+    old = annotations[PROVENANCE_KEY]
+    return [] if type(old) is str and old == value else [{"op": "replace", "path": path, "value": value}]
+
+
 def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: ReviewContext,
                 received: dict[str, Any] | None = None,
                 inferred: Inferred | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -91,9 +110,11 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
         ops, imprint = patch_and_imprint(vm, flat)
         value = provenance(vm, namespace, ctx.source, imprint, inferred)
         annotated = with_annotation(flat, PROVENANCE_KEY, value)
-        # one metadata patch from the VM to the annotated result (it covers a dropped namespace too)
-        ops = [*make_patch(_metadata(vm), _metadata(annotated)),
-               *(op for op in ops if op["path"] != "/metadata" and not op["path"].startswith("/metadata/"))]
+        meta = vm.get("metadata")
+        if type(meta) is dict and flat.get("metadata") is meta:  # the walk wrote nothing under /metadata
+            ops = [*_annotation_ops(meta, annotated), *ops]
+        else:  # one metadata patch from the VM to the annotated result (it covers a dropped namespace too)
+            ops = [*make_patch(_metadata(vm), _metadata(annotated)), *(op for op in ops if not _in_metadata(op["path"]))]
         flat = annotated
     if received is not None and received is not vm:  # the stage changed the VM: patch what was received
         ops = make_patch(received, flat)
