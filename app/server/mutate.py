@@ -114,7 +114,8 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
         if type(meta) is dict and flat.get("metadata") is meta:  # the walk wrote nothing under /metadata
             ops = [*_annotation_ops(meta, annotated), *ops]
         else:  # one metadata patch from the VM to the annotated result (it covers a dropped namespace too)
-            ops = [*make_patch(_metadata(vm), _metadata(annotated)), *(op for op in ops if not _in_metadata(op["path"]))]
+            ops = [*make_patch(_metadata(vm), _metadata(annotated)),
+                   *(op for op in ops if not _in_metadata(op["path"]))]
         flat = annotated
     if received is not None and received is not vm:  # the stage changed the VM: patch what was received
         ops = make_patch(received, flat)
