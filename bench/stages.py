@@ -3,10 +3,11 @@
     python bench/stages.py [--number 2000] [--review FILE] [--json]
 
 Times each step our /mutate and /validate handlers take for the benchmark's review (parse, the
-instancetype checks, the expansion, the patch, the response, the log line, the metrics), the whole
-handlers, /mutate on two UPDATEs of a running VM (a label change, which the live-update warnings skip
-without a lookup, and a resize, which they plan; the VMI comes from memory, so the row is the plan's
-CPU cost without the GET), and the whole ASGI app (`AdmissionApp`, what uvicorn calls: body, parse, handler, metrics,
+instancetype checks, the expansion, the patch, the patch with its imprint (what /mutate runs), the
+response, the log line, the metrics), the whole handlers, /mutate on two UPDATEs of a running VM (a label
+change, which the live-update warnings skip without a lookup, and a resize, which they plan; the VMI comes
+from memory, so the row is the plan's CPU cost without the GET), and the whole ASGI app (`AdmissionApp`,
+what uvicorn calls: body, parse, handler, metrics,
 log line, the two `send` messages) next to the floor's ASGI app doing its least (`floor_app.py`), as
 microseconds of this thread's CPU time per call (the best of 7 repeats). CPU time, not wall time:
 on a shared machine another process taking the core does not count against the step. The HTTP
@@ -33,6 +34,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 
 from review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
 
+from app.kubevirt.imprint import patch_and_imprint  # noqa: E402  (after the sys.path set-up)
 from app.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
 from app.patch import make_patch  # noqa: E402  (after the sys.path set-up)
 from app.server import review as rv  # noqa: E402  (after the sys.path set-up)
@@ -159,6 +161,7 @@ def stages(number: int, body: bytes | None = None) -> dict[str, float]:
         "validate_vm (instancetype checks)": lambda: validate_vm(vm, ctx.source, ctx.cluster),
         "flatten (expand + provenance)": lambda: flatten(vm, namespace, ctx),
         "make_patch(vm, flat)": lambda: make_patch(vm, flat),
+        "patch_and_imprint(vm, flat)": lambda: patch_and_imprint(vm, flat),
         "response(review, allow, ops)": lambda: rv.response(review, rv.Verdict.allow(), ops),
         "review_line + log_review": lambda: log_review(review_line("mutate", request, True, len(ops), 0.001,
                                                                    "patched", "expand")),

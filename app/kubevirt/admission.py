@@ -65,11 +65,11 @@ def _lookup(
 
 
 def _not_object(value: Any) -> bool:
-    return value is not None and not isinstance(value, Mapping)
+    return value is not None and not isinstance(value, dict)
 
 
 def _shape_error(vm: Any) -> str | None:
-    if not isinstance(vm, Mapping):
+    if not isinstance(vm, dict):
         return "the VirtualMachine is not a JSON object"
     if _not_object(vm.get("spec")):
         return "spec of the VirtualMachine is not an object"

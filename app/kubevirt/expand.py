@@ -44,8 +44,7 @@ Copying: only `spec.template` is deep-copied (the subtree the steps write); `met
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 from typing import Any
 
 from app.kubevirt.apply import apply_to_template, conflicts_error
@@ -119,13 +118,27 @@ def apply_vmi_defaults(vm: dict[str, Any], settings: ClusterSettings = DEFAULT_S
         set_vmi_spec_defaults(_template_spec(vm), settings)
 
 
-@contextmanager
-def _data_errors() -> Iterator[None]:
-    """Data of the wrong JSON type deep inside the VM or a referenced object -> a badRequest ExpandError."""
-    try:
-        yield
-    except (QuantityError, TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
-        raise ExpandError("badRequest", f"cannot expand VirtualMachine: {type(exc).__name__}: {exc}") from exc
+_DATA_ERRORS = (QuantityError, TypeError, AttributeError, ValueError, KeyError, IndexError)
+
+
+class _DataErrors:
+    """Data of the wrong JSON type deep inside the VM or a referenced object -> a badRequest ExpandError.
+
+    A class, not a generator-based contextmanager: it is entered twice per expansion."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is not None and isinstance(exc, _DATA_ERRORS):
+            raise ExpandError("badRequest", f"cannot expand VirtualMachine: {type(exc).__name__}: {exc}") from exc
+
+
+_DATA_ERRORS_CONTEXT = _DataErrors()
+
+
+def _data_errors() -> _DataErrors:
+    return _DATA_ERRORS_CONTEXT
 
 
 def finish_expansion(vm: dict[str, Any]) -> None:

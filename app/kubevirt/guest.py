@@ -46,7 +46,7 @@ class StartedDevices:
 
 
 def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _template_spec(vm: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -58,7 +58,7 @@ def _devices(spec: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _list(value: Any) -> list[Json]:
-    return [dict(item) for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+    return [dict(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _default_interface(settings: ClusterSettings) -> tuple[list[Json], list[Json]]:

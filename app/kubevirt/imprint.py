@@ -1,6 +1,11 @@
 """The imprint of a flattening: what the instance type, preference and defaults wrote into a VM,
 recorded in the provenance annotation so that a later resize can take exactly that out again.
 
+    patch_and_imprint(received, flat) -> (ops, imprint)
+        `make_patch(received, flat)` and its imprint in one walk: exactly the operations and the
+        imprint that the two steps below give, without walking the patch and the VM a second time
+        (what /mutate calls).
+
     imprint_from_patch(received, flat, ops) -> dict
         From the JSONPatch `ops` (received -> flat; `app.patch.make_patch`): `{"set": {key: value},
         "replaced": {key: [old, new]}}`, empty parts left out. `set` holds every node flattening
@@ -34,7 +39,8 @@ _SKIPPED = ("/status", "/metadata", "/spec/instancetype", "/spec/preference")
 _MISSING = object()
 _INDEX = re.compile(r"/[0-9]+(?:/|$)")
 
-__all__ = ["Edit", "PROVENANCE_KEY", "dotted", "imprint_from_patch", "read_provenance", "strip", "value_at"]
+__all__ = ["Edit", "PROVENANCE_KEY", "dotted", "imprint_from_patch", "patch_and_imprint", "read_provenance", "strip",
+           "value_at"]
 
 
 class Edit(NamedTuple):
@@ -152,6 +158,116 @@ def _finer(old: Any, new: Any, path: str, flat: Any, set_: dict[str, Any], repla
                 set_[_key(child, flat)] = element
     else:
         replaced[_key(path, flat)] = [old, new]
+
+
+# ---- the patch and its imprint in one walk ---------------------------------------------------------
+# The same walk as app.patch.make_patch, carrying the imprint key of each path along (`key`: the pointer
+# with named list elements as `name=<name>`), so each operation's imprint entry is written as it is made.
+
+Imprint = dict[str, Any]
+_CUT = len(TEMPLATE_SPEC)
+
+
+def patch_and_imprint(received: dict[str, Any], flat: dict[str, Any]) -> tuple[list[dict[str, Any]], Imprint]:
+    ops: list[dict[str, Any]] = []
+    set_: dict[str, Any] = {}
+    replaced: dict[str, Any] = {}
+    _walk(received, flat, "", "", ops, set_, replaced)
+    out: Imprint = {}
+    if set_:
+        out["set"] = set_
+    if replaced:
+        out["replaced"] = replaced
+    return ops, out
+
+
+def _relative(key: str) -> str:
+    return key[_CUT:] if key.startswith(TEMPLATE_SPEC) else key
+
+
+def _walk(a: Any, b: Any, path: str, key: str, ops: list[dict[str, Any]], set_: dict[str, Any],
+          replaced: dict[str, Any]) -> None:
+    if a is b or (type(a) is type(b) and a == b):
+        return
+    ta, tb = type(a), type(b)
+    if ta is dict and tb is dict:
+        _walk_dict(a, b, path, key, ops, set_, replaced)
+    elif ta is list and tb is list:
+        _walk_list(a, b, path, key, ops, set_, replaced)
+    else:
+        ops.append({"op": "replace", "path": path, "value": b})
+        if not path.startswith(_SKIPPED):
+            _finer_at(a, b, key, set_, replaced)
+
+
+def _walk_dict(a: dict[str, Any], b: dict[str, Any], path: str, key: str, ops: list[dict[str, Any]],
+               set_: dict[str, Any], replaced: dict[str, Any]) -> None:
+    for name in a:
+        if name not in b:
+            ops.append({"op": "remove", "path": path + "/" + _escape(name)})
+    skipped = _SKIPPED
+    for name, value in b.items():
+        if name in a:
+            old = a[name]
+            if old is value or (type(old) is type(value) and old == value):
+                continue
+            token = _escape(name)
+            _walk(old, value, path + "/" + token, key + "/" + token, ops, set_, replaced)
+        else:
+            token = _escape(name)
+            child = path + "/" + token
+            ops.append({"op": "add", "path": child, "value": value})
+            if not child.startswith(skipped):
+                set_[_relative(key + "/" + token)] = value
+
+
+def _walk_list(a: list[Any], b: list[Any], path: str, key: str, ops: list[dict[str, Any]], set_: dict[str, Any],
+               replaced: dict[str, Any]) -> None:
+    # element by element into buffers, as make_patch does: a whole-list replace may take their place
+    mine: list[dict[str, Any]] = []
+    mine_set: dict[str, Any] = {}
+    mine_replaced: dict[str, Any] = {}
+    common = min(len(a), len(b))
+    for i in range(common):
+        _walk(a[i], b[i], f"{path}/{i}", key + "/" + _element_token(b[i], i), mine, mine_set, mine_replaced)
+    for i in range(common, len(b)):
+        child = f"{path}/{i}"
+        mine.append({"op": "add", "path": child, "value": b[i]})
+        if not child.startswith(_SKIPPED):
+            mine_set[_relative(key + "/" + _element_token(b[i], i))] = b[i]
+    for i in range(len(a) - 1, common - 1, -1):
+        mine.append({"op": "remove", "path": f"{path}/{i}"})
+    if len(mine) > 1 and len(mine) >= len(b):
+        ops.append({"op": "replace", "path": path, "value": b})
+        if not path.startswith(_SKIPPED):
+            _finer_at(a, b, key, set_, replaced)
+    else:  # dict.update keeps the order and the last write of sequential assignment
+        ops.extend(mine)
+        set_.update(mine_set)
+        replaced.update(mine_replaced)
+
+
+def _finer_at(old: Any, new: Any, key: str, set_: dict[str, Any], replaced: dict[str, Any]) -> None:
+    """_finer with the imprint key of `new` carried along instead of looked up from the patch path."""
+    if _same(old, new):
+        return
+    if type(old) is dict and type(new) is dict:
+        for name, value in new.items():
+            child = key + "/" + _escape(name)
+            if name in old:
+                _finer_at(old[name], value, child, set_, replaced)
+            else:
+                set_[_relative(child)] = value
+    elif type(old) is list and type(new) is list:
+        before = {_element_token(e, i): e for i, e in enumerate(old)}
+        for i, element in enumerate(new):
+            token = _element_token(element, i)
+            if token in before:
+                _finer_at(before[token], element, key + "/" + token, set_, replaced)
+            else:
+                set_[_relative(key + "/" + token)] = element
+    else:
+        replaced[_relative(key)] = [old, new]
 
 
 # ---- stripping ----------------------------------------------------------------------------------

@@ -51,10 +51,10 @@ def canonical_kind(matcher: MatcherKind, kind: str | None) -> str:
 
 def _matcher(vm: Mapping[str, Any] | None, matcher: MatcherKind) -> Mapping[str, Any] | None:
     spec = (vm or {}).get("spec")
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, dict):
         return None
     value = spec.get(matcher.field)
-    return value if isinstance(value, Mapping) else None
+    return value if isinstance(value, dict) else None
 
 
 def _validate_one(matcher_value: Mapping[str, Any], matcher: MatcherKind) -> list[Cause]:

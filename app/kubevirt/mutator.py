@@ -75,7 +75,7 @@ def mutate_vm(
 
 def _namespace(vm: Mapping[str, Any], namespace: str | None, source: Source) -> str:
     meta = vm.get("metadata")
-    own = meta.get("namespace") if isinstance(meta, Mapping) else None
+    own = meta.get("namespace") if isinstance(meta, dict) else None
     if isinstance(own, str) and own:
         return own
     return namespace or getattr(source, "default_namespace", None) or "default"
@@ -84,11 +84,11 @@ def _namespace(vm: Mapping[str, Any], namespace: str | None, source: Source) -> 
 def _preference_spec(vm: dict[str, Any], namespace: str, source: Source) -> Mapping[str, Any] | None:
     """FindPreference as the stage calls it: any failure (missing, bad kind, bad revision) means none."""
     spec = vm.get("spec")
-    if not isinstance(spec, Mapping) or spec.get("preference") is None:
+    if not isinstance(spec, dict) or spec.get("preference") is None:
         return None
     meta = vm.get("metadata")
-    if not (isinstance(meta, Mapping) and meta.get("namespace")):
-        vm = {**vm, "metadata": {**(meta if isinstance(meta, Mapping) else {}), "namespace": namespace}}
+    if not (isinstance(meta, dict) and meta.get("namespace")):
+        vm = {**vm, "metadata": {**(meta if isinstance(meta, dict) else {}), "namespace": namespace}}
     try:
         return find_preference_spec(vm, source)
     except (ExpandError, KindNotServed):

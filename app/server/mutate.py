@@ -27,11 +27,11 @@ from typing import Any
 
 from app.kubevirt.causes import ExpandError, Verdict
 from app.kubevirt.guest import review_guest
-from app.kubevirt.imprint import imprint_from_patch
+from app.kubevirt.imprint import patch_and_imprint
 from app.kubevirt.mutator import mutate_vm
 from app.kubevirt.resize import matchers_changed
 from app.kubevirt.review import check_and_expand
-from app.patch import make_patch
+from app.patch import escape, make_patch
 from app.server import review as rv
 from app.server.context import Outcome, ReviewContext, is_vm, namespace_of, with_namespace
 from app.server.liveupdate import live_update_warnings
@@ -75,6 +75,25 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": obj["metadata"]} if "metadata" in obj else {}
 
 
+def _in_metadata(path: str) -> bool:
+    return path.startswith("/metadata") and (len(path) == 9 or path[9] == "/")
+
+
+def _annotation_ops(meta: dict[str, Any], annotated: dict[str, Any]) -> list[dict[str, Any]]:
+    """make_patch from `meta` to the annotated metadata, which differs from it only in the provenance annotation."""
+    if "annotations" not in meta:
+        return [{"op": "add", "path": "/metadata/annotations", "value": annotated["metadata"]["annotations"]}]
+    annotations = meta["annotations"]
+    if type(annotations) is not dict:
+        return [{"op": "replace", "path": "/metadata/annotations", "value": annotated["metadata"]["annotations"]}]
+    value = annotated["metadata"]["annotations"][PROVENANCE_KEY]
+    path = "/metadata/annotations/" + escape(PROVENANCE_KEY)
+    if PROVENANCE_KEY not in annotations:
+        return [{"op": "add", "path": path, "value": value}]
+    old = annotations[PROVENANCE_KEY]
+    return [] if type(old) is str and old == value else [{"op": "replace", "path": path, "value": value}]
+
+
 def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: ReviewContext,
                 received: dict[str, Any] | None = None,
                 inferred: Inferred | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -87,13 +106,18 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
     if (not (type(vm.get("metadata")) is dict and vm["metadata"].get("namespace"))
             and type(flat.get("metadata")) is dict):
         flat = {**flat, "metadata": {k: v for k, v in flat["metadata"].items() if k != "namespace"}}
-    ops = make_patch(vm, flat)
-    if ctx.provenance:
-        value = provenance(vm, namespace, ctx.source, imprint_from_patch(vm, flat, ops), inferred)
+    if not ctx.provenance:
+        ops = make_patch(vm, flat)
+    else:  # the patch and its imprint in one walk (app.kubevirt.imprint.patch_and_imprint)
+        ops, imprint = patch_and_imprint(vm, flat)
+        value = provenance(vm, namespace, ctx.source, imprint, inferred)
         annotated = with_annotation(flat, PROVENANCE_KEY, value)
-        # one metadata patch from the VM to the annotated result (it covers a dropped namespace too)
-        ops = [*make_patch(_metadata(vm), _metadata(annotated)),
-               *(op for op in ops if op["path"] != "/metadata" and not op["path"].startswith("/metadata/"))]
+        meta = vm.get("metadata")
+        if flat.get("metadata") is meta and isinstance(meta, dict):  # the walk wrote nothing under /metadata
+            ops = [*_annotation_ops(meta, annotated), *ops]
+        else:  # one metadata patch from the VM to the annotated result (it covers a dropped namespace too)
+            ops = [*make_patch(_metadata(vm), _metadata(annotated)),
+                   *(op for op in ops if not _in_metadata(op["path"]))]
         flat = annotated
     if received is not None and received is not vm:  # the stage changed the VM: patch what was received
         ops = make_patch(received, flat)

@@ -4,10 +4,21 @@ from __future__ import annotations
 import copy
 import json
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.kubevirt.expand import expand
-from app.kubevirt.imprint import PROVENANCE_KEY, dotted, imprint_from_patch, read_provenance, strip, value_at
+from app.kubevirt.imprint import (
+    PROVENANCE_KEY,
+    dotted,
+    imprint_from_patch,
+    patch_and_imprint,
+    read_provenance,
+    strip,
+    value_at,
+)
 from app.patch import make_patch
 from app.sources.catalog import load_catalog
 from tests.kubevirt.conformance_io import source_for
@@ -135,3 +146,57 @@ def test_strip_touches_nothing_outside_the_spec_and_never_the_matchers() -> None
     stripped, edits = strip(vm, imprint)
     assert stripped == vm and edits == []
     assert vm["metadata"] == {"labels": {"a": "1"}}
+
+
+# ---- patch_and_imprint: the patch and the imprint in one walk, identical to the two steps ----------
+
+def _two_steps(received: dict, flat: dict) -> tuple[list, dict]:
+    ops = make_patch(received, flat)
+    return ops, imprint_from_patch(received, flat, ops)
+
+
+def _same_bytes(received: dict, flat: dict) -> None:
+    """Operations and imprint equal the two steps' as bytes (key order and JSON types included)."""
+    ops, imprint = patch_and_imprint(received, flat)
+    want_ops, want_imprint = _two_steps(received, flat)
+    assert orjson.dumps(ops) == orjson.dumps(want_ops)
+    assert orjson.dumps(imprint) == orjson.dumps(want_imprint)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
+def test_corpus_one_walk_equals_patch_then_imprint(case: dict) -> None:
+    _same_bytes(case["input"]["vm"], case["expected"]["vm"])
+
+
+# Small alphabets so that two random trees share most of their structure: keys that need escaping, digit
+# keys, the skipped prefixes and the template spec; list elements that are named (duplicates too) or not.
+_KEYS = st.sampled_from(["spec", "template", "metadata", "status", "statusX", "instancetype", "preference",
+                         "domain", "cpu", "name", "a/b", "x~y", "0", "12", "volumes", "disks"])
+_SCALARS = st.one_of(st.none(), st.booleans(), st.sampled_from([0, 1, 2, 1.0, "", "a", "b", "virtio"]))
+
+
+def _element(children: st.SearchStrategy) -> st.SearchStrategy:
+    named = st.fixed_dictionaries({"name": st.sampled_from(["a", "b", "c", "", "d/e", 3])},
+                                  optional={"disk": children, "bus": _SCALARS})
+    return st.one_of(named, children)
+
+
+_TREES = st.recursive(_SCALARS, lambda children: st.one_of(
+    st.dictionaries(_KEYS, children, max_size=4), st.lists(_element(children), max_size=4)), max_leaves=14)
+_VMS = st.fixed_dictionaries({}, optional={
+    "metadata": _TREES, "status": _TREES,
+    "spec": st.fixed_dictionaries({}, optional={"instancetype": _TREES, "preference": _TREES, "x": _TREES,
+                                                "template": st.fixed_dictionaries({}, optional={
+                                                    "metadata": _TREES, "spec": _TREES})})})
+
+
+@given(received=_VMS, flat=_VMS)
+@settings(max_examples=400, deadline=None)
+def test_one_walk_equals_patch_then_imprint(received: dict, flat: dict) -> None:
+    _same_bytes(received, flat)
+
+
+@given(received=_TREES, flat=_TREES)
+@settings(max_examples=300, deadline=None)
+def test_one_walk_equals_patch_then_imprint_on_any_json(received, flat) -> None:
+    _same_bytes(received, flat)

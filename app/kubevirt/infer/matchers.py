@@ -71,9 +71,9 @@ class _MemoSource:
 
 def needs_inference(vm: Mapping[str, Any]) -> bool:
     spec = vm.get("spec")
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, dict):
         return False
-    return any(isinstance(spec.get(key), Mapping) and spec[key].get("inferFromVolume") for key, _ in MATCHERS)
+    return any(isinstance(spec.get(key), dict) and spec[key].get("inferFromVolume") for key, _ in MATCHERS)
 
 
 def infer_matchers(vm: dict[str, Any], namespace: str, source: Source) -> Inference:
@@ -85,7 +85,7 @@ def infer_matchers(vm: dict[str, Any], namespace: str, source: Source) -> Infere
     inferred: list[Inferred] = []
     for key, labels in MATCHERS:
         matcher = result.vm["spec"].get(key)
-        if not isinstance(matcher, Mapping) or not matcher.get("inferFromVolume"):
+        if not isinstance(matcher, dict) or not matcher.get("inferFromVolume"):
             continue
         volume = str(matcher["inferFromVolume"])
         ignore = matcher.get("inferFromVolumeFailurePolicy") == IGNORE
@@ -126,10 +126,11 @@ def _with_spec(vm: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
 
 def _without_memory(vm: dict[str, Any]) -> dict[str, Any]:
     template = vm["spec"].get("template")
-    template_spec = template.get("spec") if isinstance(template, Mapping) else None
-    domain = template_spec.get("domain") if isinstance(template_spec, Mapping) else None
-    if not (isinstance(template, Mapping) and isinstance(template_spec, Mapping) and isinstance(domain, Mapping)
-            and "memory" in domain):
+    template_spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(template_spec, dict):
+        return vm
+    domain = template_spec.get("domain")
+    if not isinstance(domain, dict) or "memory" not in domain:
         return vm
     domain = {k: v for k, v in domain.items() if k != "memory"}
     return {**vm, "spec": {**vm["spec"], "template": {**template, "spec": {**template_spec, "domain": domain}}}}

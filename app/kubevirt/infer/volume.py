@@ -90,7 +90,7 @@ class Defaults:
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _str(value: Any) -> str:
@@ -99,7 +99,7 @@ def _str(value: Any) -> str:
 
 def _present(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """A Go pointer field that decodes to non-nil: the key holds an object."""
-    return isinstance(value, Mapping)
+    return isinstance(value, dict)
 
 
 class VolumeFollower:

@@ -65,7 +65,7 @@ class Shortfall:
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _quantity(value: Any) -> Quantity:
@@ -82,7 +82,7 @@ def _product(cpu: Mapping[str, Any], names: tuple[str, ...]) -> int:
 
 def _check_vm_cpu(preference: Mapping[str, Any], need: int, vmi_spec: Mapping[str, Any]) -> Shortfall | None:
     cpu = _mapping(vmi_spec.get("domain")).get("cpu")
-    if not isinstance(cpu, Mapping):
+    if not isinstance(cpu, dict):
         return Shortfall((CPU_PATH,), NO_VM_CPU_MSG.format(need=need))
     topology = preferred_topology(preference)
     if topology in _SINGLE:
@@ -122,7 +122,7 @@ def check_memory(
             return Shortfall((INSTANCETYPE_PATH,), INSTANCETYPE_MEMORY_MSG.format(have=have, need=need))
         return None
     memory = _mapping(vmi_spec.get("domain")).get("memory")
-    if not isinstance(memory, Mapping):
+    if not isinstance(memory, dict):
         return None
     have = _quantity(memory.get("guest"))
     if have < need:

@@ -18,15 +18,15 @@ from typing import Any
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def with_submission_preferences(vm: dict[str, Any], preference: Mapping[str, Any] | None) -> dict[str, Any]:
-    if not preference or not isinstance(vm.get("spec"), Mapping):
+    if not preference or not isinstance(vm.get("spec"), dict):
         return vm
     spec = dict(vm["spec"])
     changed = False
-    if isinstance(spec.get("template"), Mapping):
+    if isinstance(spec.get("template"), dict):
         template_spec = _template_spec(_dict(spec["template"].get("spec")), preference)
         if template_spec is not None:
             spec["template"] = {**spec["template"], "spec": template_spec}
@@ -60,7 +60,7 @@ def _data_volume_templates(templates: Any, preference: Mapping[str, Any]) -> lis
     for template in templates:
         dv_spec = _dict(_dict(template).get("spec"))
         filled = {key: {**claim, "storageClassName": storage_class} for key in ("pvc", "storage")
-                  if isinstance(claim := dv_spec.get(key), Mapping) and claim.get("storageClassName") is None}
+                  if isinstance(claim := dv_spec.get(key), dict) and claim.get("storageClassName") is None}
         if filled:
             template = {**template, "spec": {**dv_spec, **filled}}
             changed = True

@@ -44,7 +44,7 @@ ZERO_RATIO_MSG = (
 
 def _cpu(spec: Mapping[str, Any] | None) -> Mapping[str, Any]:
     cpu = (spec or {}).get("cpu")
-    return cpu if isinstance(cpu, Mapping) else {}
+    return cpu if isinstance(cpu, dict) else {}
 
 
 def uint32(value: Any) -> int:
