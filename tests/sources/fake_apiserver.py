@@ -525,25 +525,18 @@ class FakeAPIServer:
         if res.namespaced:
             meta["namespace"] = namespace
         obj["kind"], obj["apiVersion"] = res.kind, res.api_version
-        if old is not None:
-            if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"]["resourceVersion"]:
-                raise _conflict(res, name)
-            if res.status:  # the main resource does not write status; the status subresource writes only it
-                if sub == "status":
-                    obj = {**old, "metadata": dict(old["metadata"]), "status": obj.get("status")}
-                else:
-                    obj = {**obj, "status": old.get("status")}
-                if obj.get("status") is None:
-                    obj.pop("status")
-            obj["metadata"] = {**obj["metadata"], **{k: old["metadata"][k] for k in ("uid", "creationTimestamp")
-                                                     if k in old["metadata"]}}
-        else:
-            if res.status and not res.builtin:
-                obj.pop("status", None)  # a custom resource's status is written through /status only
-            meta.update(uid=str(uuid.uuid4()), creationTimestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        if old is not None and meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"]["resourceVersion"]:
+            raise _conflict(res, name)
         warnings: list[str] = []
+        operation = "UPDATE" if old else "CREATE"
+        # As the kube-apiserver orders it: mutating admission sees the object as sent (status included, no
+        # uid yet on create), then the strategy (PrepareForCreate/Update: status and system fields), then
+        # validating admission sees what would be stored.
         if sub != "status":
-            obj = self._admit(res, "UPDATE" if old else "CREATE", obj, old, dry, warnings)
+            obj = self._admit(res, operation, obj, old, dry, warnings, mutating=True)
+        obj = self._prepare(res, sub, old, obj)
+        if sub != "status":
+            obj = self._admit(res, operation, obj, old, dry, warnings, mutating=False)
         obj["metadata"]["generation"] = _generation(old, obj)
         if old is None:
             obj["metadata"].pop("resourceVersion", None)
@@ -566,14 +559,33 @@ class FakeAPIServer:
             self.writes += 1
         return (201 if old is None else 200), stored, warnings
 
+    @staticmethod
+    def _prepare(res: Resource, sub: str, old: dict | None, obj: dict) -> dict:
+        """The registry strategy: status only through /status, system fields kept or assigned."""
+        obj = {**obj, "metadata": dict(obj["metadata"])}
+        if old is not None:
+            if res.status:  # the main resource does not write status; the status subresource writes only it
+                if sub == "status":
+                    obj = {**old, "metadata": dict(old["metadata"]), "status": obj.get("status")}
+                else:
+                    obj = {**obj, "status": old.get("status")}
+                if obj.get("status") is None:
+                    obj.pop("status")
+            obj["metadata"].update({k: old["metadata"][k] for k in ("uid", "creationTimestamp") if k in old["metadata"]})
+        else:
+            if res.status and not res.builtin:
+                obj.pop("status", None)  # a custom resource's status is written through /status only
+            obj["metadata"].update(uid=str(uuid.uuid4()),
+                                   creationTimestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        return obj
+
     def _admit(self, res: Resource, operation: str, obj: dict, old: dict | None, dry: bool,
-               warnings: list[str]) -> dict:
+               warnings: list[str], mutating: bool) -> dict:
         config = self.admission_config
         if config is None or res.plural not in config.plurals:
             return obj
-        for url, mutating in ((config.mutating_url, True), (config.validating_url, False)):
-            if not url:
-                continue
+        url = config.mutating_url if mutating else config.validating_url
+        if url:
             request = {
                 "uid": str(uuid.uuid4()),
                 "kind": {"group": res.group, "version": res.version, "kind": res.kind},
@@ -595,7 +607,7 @@ class FakeAPIServer:
                 answer = resp.json()["response"]
             except Exception as exc:  # noqa: BLE001 (any failure calling the webhook)
                 if config.failure_policy == "Ignore":
-                    continue
+                    return obj
                 raise APIError(500, "InternalError", f'Internal error occurred: failed calling webhook '
                                f'"{config.name}": failed to call webhook: {exc}') from exc
             if answer.get("uid") != request["uid"]:

@@ -1,0 +1,139 @@
+"""Upstream fidelity on the live path: the real server (uvicorn, TLS, policy `expand`) reads the cluster from
+the strict fake API server and is registered there as both webhooks; every VM here is written through the
+fake's HTTP API, admitted, and what the fake stores is compared with what upstream stores.
+
+- ControllerRevisions are namespaced: a `revisionName` resolves in the VM's namespace only, and a deleted
+  revision is not served from the cache.
+- `inferFromVolumeFailurePolicy: Ignore`: when inference cannot succeed the matcher is removed.
+- UPDATE of a VM that infers under Ignore and sets `domain.memory.guest` is stored.
+- A VM without references runs upstream's VMI defaults: a cluster that does not permit bridge on the pod
+  network refuses the default bridge interface, and an explicit bridge on the pod network.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+import yaml
+
+from app.catalog import CATALOG_DIR
+from tests.server.harness import Server, serve
+from tests.shared_data import SHARED
+from tests.sources.fake_apiserver import FakeAPIServer
+
+CDI_EXAMPLES = list(yaml.safe_load_all((SHARED / "cdi-crds" / "examples" / "examples.yaml").read_text()))
+TENANTS = ("tenant-a", "tenant-b")
+SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+         "metadata": {"name": "small"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
+REVISION_ONLY_IN_A = "small-rev-only-in-a"
+
+
+def vms(namespace: str) -> str:
+    return f"/apis/kubevirt.io/v1/namespaces/{namespace}/virtualmachines"
+
+
+def revision(name: str, namespace: str, cpu: int) -> dict[str, Any]:
+    data = {**copy.deepcopy(SMALL), "metadata": {"name": "small", "namespace": namespace}}
+    data["spec"]["cpu"]["guest"] = cpu
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {"instancetype.kubevirt.io/object-name": "small"}},
+            "data": data, "revision": 1}
+
+
+def vm(name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
+    full = {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}, **spec}
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+            "metadata": {"name": name, "namespace": namespace}, "spec": full}
+
+
+def wait_for(check, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
+    tmp = tmp_path_factory.mktemp("fidelity-e2e")
+    fake = FakeAPIServer()
+    for bundle in sorted(CATALOG_DIR.glob("*.yaml")):
+        for obj in yaml.safe_load_all(bundle.read_text()):
+            if obj:
+                fake.add(obj)
+    for obj in CDI_EXAMPLES:
+        if obj.get("kind") != "DataVolume":
+            fake.add(obj)
+    for namespace in TENANTS:
+        fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        fake.add({**SMALL, "metadata": {"name": "small", "namespace": namespace}})
+    fake.add_revision(revision(REVISION_ONLY_IN_A, "tenant-a", 7))
+    config = tmp / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    try:
+        with serve(tmp, "--kubeconfig", str(config), "--policy", "expand") as server, server.client() as client:
+            wait_for(lambda: client.get("/readyz").status_code == 200, 15)
+            fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
+            yield fake, server
+    finally:
+        fake.stop()
+
+
+@pytest.fixture
+def api(cluster) -> Iterator[httpx.Client]:
+    fake, _ = cluster
+    with httpx.Client(base_url=fake.url, timeout=15) as client:
+        yield client
+
+
+def domain(stored: dict[str, Any]) -> dict[str, Any]:
+    return stored["spec"]["template"]["spec"]["domain"]
+
+
+# -- ControllerRevisions are namespaced --------------------------------------------------------------------
+
+
+def test_revision_name_resolves_in_the_vms_own_namespace(api: httpx.Client):
+    pinned = {"name": "small", "kind": "VirtualMachineInstancetype", "revisionName": REVISION_ONLY_IN_A}
+    own = api.post(vms("tenant-a"), json=vm("pinned", "tenant-a", {"instancetype": pinned}))
+    assert own.status_code == 201, own.text
+    assert domain(own.json())["cpu"]["sockets"] == 7
+
+    other = api.post(vms("tenant-b"), json=vm("pinned", "tenant-b", {"instancetype": pinned}))
+    assert other.status_code == 400, other.text
+    assert f'controllerrevisions.apps "{REVISION_ONLY_IN_A}" not found' in other.json()["message"]
+    assert api.get(f"{vms('tenant-b')}/pinned").status_code == 404
+
+
+def test_a_status_revision_from_another_namespace_never_shapes_the_vm(cluster, api: httpx.Client):
+    fake, _ = cluster
+    body = vm("status-pinned", "tenant-b", {"instancetype": {"name": "small", "kind": "VirtualMachineInstancetype"}})
+    body["status"] = {"instancetypeRef": {"name": "small", "kind": "VirtualMachineInstancetype",
+                                          "controllerRevisionRef": {"name": REVISION_ONLY_IN_A}}}
+    resp = api.post(vms("tenant-b"), json=body)  # the mutating webhook sees the status the client sent
+    assert resp.status_code == 400, resp.text
+    assert f'controllerrevisions.apps "{REVISION_ONLY_IN_A}" not found' in resp.json()["message"]
+
+
+def test_a_deleted_revision_is_not_served_from_the_cache(cluster, api: httpx.Client):
+    fake, _ = cluster
+    fake.add_revision(revision("short-lived", "tenant-a", 5))
+    pinned = {"name": "small", "kind": "VirtualMachineInstancetype", "revisionName": "short-lived"}
+    first = api.post(vms("tenant-a"), json=vm("short-1", "tenant-a", {"instancetype": pinned}))
+    assert first.status_code == 201, first.text
+    assert domain(first.json())["cpu"]["sockets"] == 5
+    fake.delete(revision("short-lived", "tenant-a", 5))
+    deadline = time.monotonic() + 10
+    while True:  # the deletion reaches the webhook by a watch: at once on a live GET, soon after by the event
+        again = api.post(vms("tenant-a"), json=vm("short-2", "tenant-a", {"instancetype": pinned}))
+        if again.status_code != 201 or time.monotonic() > deadline:
+            break
+        api.delete(f"{vms('tenant-a')}/short-2")
+        time.sleep(0.1)
+    assert again.status_code == 400, again.text
+    assert 'controllerrevisions.apps "short-lived" not found' in again.json()["message"]
