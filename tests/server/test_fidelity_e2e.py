@@ -30,6 +30,14 @@ TENANTS = ("tenant-a", "tenant-b")
 SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
          "metadata": {"name": "small"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
 REVISION_ONLY_IN_A = "small-rev-only-in-a"
+PLAIN_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "plain", "namespace": "tenant-a"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+# A DataSource without labels whose source is another (labelled) DataSource: upstream reads only a
+# DataSource's labels, pvc and snapshot, so inference cannot succeed.
+CHAINED = {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataSource",
+           "metadata": {"name": "chained", "namespace": "tenant-a"},
+           "spec": {"source": {"dataSource": {"name": "fedora", "namespace": "os-images"}}}}
+IGNORE = {"inferFromVolume": "rootdisk", "inferFromVolumeFailurePolicy": "Ignore"}
 
 
 def vms(namespace: str) -> str:
@@ -73,6 +81,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIS
         fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
         fake.add({**SMALL, "metadata": {"name": "small", "namespace": namespace}})
     fake.add_revision(revision(REVISION_ONLY_IN_A, "tenant-a", 7))
+    fake.add(PLAIN_PVC)
+    fake.add(CHAINED)
     config = tmp / "kubeconfig"
     config.write_text(fake.kubeconfig())
     try:
@@ -137,3 +147,63 @@ def test_a_deleted_revision_is_not_served_from_the_cache(cluster, api: httpx.Cli
         time.sleep(0.1)
     assert again.status_code == 400, again.text
     assert 'controllerrevisions.apps "short-lived" not found' in again.json()["message"]
+
+
+# -- inferFromVolume under Ignore: the matcher is removed when inference cannot succeed ------------------
+
+
+def inferring(name: str, volume: dict[str, Any], templates: list[dict[str, Any]] | None = None,
+              preference: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"instancetype": dict(IGNORE), "template": {"spec": {
+        "domain": {"devices": {}, "memory": {"guest": "2Gi"}}, "volumes": [{"name": "rootdisk", **volume}]}}}
+    if templates is not None:
+        spec["dataVolumeTemplates"] = templates
+    if preference is not None:
+        spec["preference"] = preference
+    return vm(name, "tenant-a", spec)
+
+
+def dv_template(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {**spec, "storage": {"resources": {"requests": {"storage": "1Gi"}}}}}
+
+
+CANNOT_INFER = {
+    "datasource-chain": inferring("chain", {"dataVolume": {"name": "chain-root"}},
+                                  [dv_template("chain-root", {"sourceRef": {"kind": "DataSource", "name": "chained"}})]),
+    "blank-template": inferring("blank", {"dataVolume": {"name": "blank-root"}},
+                                [dv_template("blank-root", {"source": {"blank": {}}})]),
+    "unlabelled-pvc-both-ignore": inferring("both", {"persistentVolumeClaim": {"claimName": "plain"}},
+                                            preference=dict(IGNORE)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CANNOT_INFER))
+def test_ignore_removes_the_matcher_when_inference_cannot_succeed(api: httpx.Client, case: str):
+    body = CANNOT_INFER[case]
+    resp = api.post(vms("tenant-a"), json=body)
+    assert resp.status_code == 201, resp.text
+    stored = api.get(f"{vms('tenant-a')}/{body['metadata']['name']}").json()
+    assert "instancetype" not in stored["spec"] and "preference" not in stored["spec"], stored["spec"]
+    assert domain(stored)["memory"] == {"guest": "2Gi"}  # kept: no instance type was inferred
+    if "dataVolumeTemplates" in body["spec"]:
+        assert stored["spec"]["dataVolumeTemplates"] == body["spec"]["dataVolumeTemplates"]
+
+
+def test_update_of_a_vm_that_infers_under_ignore_with_guest_memory_is_stored(api: httpx.Client):
+    body = inferring("upd", {"dataVolume": {"name": "upd-root"}},
+                     [dv_template("upd-root", {"sourceRef": {"kind": "DataSource", "name": "fedora",
+                                                             "namespace": "os-images"}})])
+    created = api.post(vms("tenant-a"), json=body)
+    assert created.status_code == 201, created.text
+    stored = created.json()
+    assert "instancetype" not in stored["spec"]
+    assert domain(stored)["memory"] == {"guest": "4Gi"}  # inferred u1.medium: upstream clears memory under Ignore
+    # the client applies its manifest again (inferFromVolume, Ignore, its own guest memory): upstream stores it
+    update = copy.deepcopy(body)
+    update["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+    update["spec"]["runStrategy"] = "Always"
+    resp = api.put(f"{vms('tenant-a')}/upd", json=update)
+    assert resp.status_code == 200, resp.text
+    after = resp.json()
+    assert after["spec"]["runStrategy"] == "Always" and "instancetype" not in after["spec"]
+    assert domain(after)["memory"] == {"guest": "4Gi"}
