@@ -82,6 +82,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIS
         fake.add({**SMALL, "metadata": {"name": "small", "namespace": namespace}})
     fake.add_revision(revision(REVISION_ONLY_IN_A, "tenant-a", 7))
     fake.add(PLAIN_PVC)
+    fake.add({**PLAIN_PVC, "metadata": {"name": "fedora-tenant-a", "namespace": "tenant-a",
+                                        "labels": {"instancetype.kubevirt.io/default-instancetype": "u1.medium"}}})
     fake.add(CHAINED)
     config = tmp / "kubeconfig"
     config.write_text(fake.kubeconfig())
@@ -207,3 +209,59 @@ def test_update_of_a_vm_that_infers_under_ignore_with_guest_memory_is_stored(api
     after = resp.json()
     assert after["spec"]["runStrategy"] == "Always" and "instancetype" not in after["spec"]
     assert domain(after)["memory"] == {"guest": "4Gi"}
+
+
+def test_update_of_a_captured_vm_that_infers_under_ignore_with_guest_memory_is_stored(cluster, api: httpx.Client):
+    """The stored VM keeps its references (captured: its status names a ControllerRevision), so nothing is
+    flattened; upstream's mutator infers the names and clears `domain.memory` under Ignore, and stores it."""
+    fake, _ = cluster
+    u1 = fake.get("VirtualMachineClusterInstancetype", "u1.medium")
+    fake.add_revision({"metadata": {"name": "captured-u1", "namespace": "tenant-a",
+                                    "labels": {"instancetype.kubevirt.io/object-name": "u1.medium"}},
+                       "data": u1, "revision": 1})
+    stored = vm("captured", "tenant-a", {"instancetype": {"name": "u1.medium"}, "template": {"spec": {
+        "domain": {"devices": {}}, "volumes": [{"name": "rootdisk", "persistentVolumeClaim": {"claimName": "fedora"}}]}}})
+    stored["status"] = {"instancetypeRef": {"name": "u1.medium", "kind": "VirtualMachineClusterInstancetype",
+                                            "controllerRevisionRef": {"name": "captured-u1"}}}
+    current = fake.add(stored)
+    update = copy.deepcopy(stored)
+    update.pop("status")
+    update["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    update["spec"]["instancetype"] = dict(IGNORE)
+    update["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] = "fedora-tenant-a"
+    update["spec"]["template"]["spec"]["domain"]["memory"] = {"guest": "2Gi"}
+    resp = api.put(f"{vms('tenant-a')}/captured", json=update)
+    assert resp.status_code == 200, resp.text
+    after = resp.json()
+    assert after["spec"]["instancetype"] == {"name": "u1.medium"}  # inferred; the kind label is absent
+    assert "memory" not in domain(after)  # cleared under Ignore, as upstream's mutator does
+    assert after["status"] == stored["status"]
+
+
+# -- a VM without references still gets upstream's VMI defaults in the validating webhook ----------------
+
+NO_BRIDGE = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+             "spec": {"configuration": {"network": {"permitBridgeInterfaceOnPodNetwork": False}}},
+             "status": {"phase": "Deployed", "defaultArchitecture": "amd64"}}
+
+
+def test_a_vm_without_references_gets_the_default_bridge_refused(cluster, api: httpx.Client):
+    fake, server = cluster
+    fake.add(NO_BRIDGE)
+    try:
+        with server.client() as client:
+            wait_for(lambda: "KubeVirt kubevirt/kubevirt" in client.get("/readyz").json().get("clusterConfiguration", ""))
+        plain = vm("plain-bridge", "tenant-a", {})  # no interfaces: the defaults add bridge on the pod network
+        resp = api.post(vms("tenant-a"), json=plain)
+        assert resp.status_code == 400, resp.text
+        assert resp.json()["message"].endswith("denied the request: bridge interface is not enabled in kubevirt-config")
+        masquerade = vm("plain-masq", "tenant-a", {"template": {"spec": {
+            "domain": {"devices": {"interfaces": [{"name": "default", "masquerade": {}}]}},
+            "networks": [{"name": "default", "pod": {}}]}}})
+        assert api.post(vms("tenant-a"), json=masquerade).status_code == 201
+    finally:  # virt-api keeps the last configuration when the CR goes away: permit bridge again instead
+        permitted = fake.get("KubeVirt", "kubevirt", "kubevirt")
+        permitted["spec"]["configuration"]["network"]["permitBridgeInterfaceOnPodNetwork"] = True
+        generation = fake.add(permitted)["metadata"]["generation"]
+        with server.client() as client:
+            wait_for(lambda: f"generation {generation}" in client.get("/readyz").json().get("clusterConfiguration", ""))
