@@ -28,8 +28,8 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
     apply_vmi_defaults(vm, settings) -> None
         SetDefaultVirtualMachineInstanceSpec on `vm["spec"]["template"]["spec"]`, in place.
 
-    finish_expansion(vm) -> None
-        Drop the matchers and status refs and give the VM the shape Go's encoder prints
+    finish_expansion(vm, references=True) -> None
+        Drop the matchers and status refs (only when the VM had matchers) and give the VM the shape Go's encoder prints
         (`status: {}`, template `metadata: {}`, `domain.resources: {}`, `domain.devices: {}`,
         `features.acpi: {}`).
 
@@ -117,13 +117,17 @@ def _data_errors() -> Iterator[None]:
         raise ExpandError("badRequest", f"cannot expand VirtualMachine: {type(exc).__name__}: {exc}") from exc
 
 
-def finish_expansion(vm: dict[str, Any]) -> None:
+def finish_expansion(vm: dict[str, Any], references: bool = True) -> None:
+    """`references`: the VM had matchers, which the expansion drops with the status refs. Without them
+    upstream's Expand returns the VM as it is: a leftover `status.instancetypeRef` / `preferenceRef` stays."""
     spec = vm["spec"]
-    spec.pop("instancetype", None)
-    spec.pop("preference", None)
     status = vm.get("status")
+    if references:
+        spec.pop("instancetype", None)
+        spec.pop("preference", None)
     if isinstance(status, dict):
-        vm["status"] = {k: v for k, v in status.items() if k not in ("instancetypeRef", "preferenceRef")}
+        drop = ("instancetypeRef", "preferenceRef") if references else ()
+        vm["status"] = {k: v for k, v in status.items() if k not in drop}
     else:
         vm["status"] = {}
     template = spec["template"]
@@ -197,7 +201,7 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
     if not has_references(vm):
         with _data_errors():
             printed = _copy_for_write(vm)
-            finish_expansion(printed)
+            finish_expansion(printed, references=False)
         return printed
     with _data_errors():
         instancetype_spec, preference_spec = find_specs(vm, source)

@@ -265,3 +265,26 @@ def test_a_vm_without_references_gets_the_default_bridge_refused(cluster, api: h
         generation = fake.add(permitted)["metadata"]["generation"]
         with server.client() as client:
             wait_for(lambda: f"generation {generation}" in client.get("/readyz").json().get("clusterConfiguration", ""))
+
+
+# -- a VM without matchers keeps a leftover status.instancetypeRef / preferenceRef in its expansion -------
+
+LEFTOVER_STATUS = {
+    "instancetypeRef": {"name": "small", "kind": "VirtualMachineInstancetype",
+                        "controllerRevisionRef": {"name": REVISION_ONLY_IN_A}},
+    "preferenceRef": {"name": "fedora", "kind": "VirtualMachineClusterPreference",
+                      "controllerRevisionRef": {"name": "fedora-rev"}},
+    "printableStatus": "Stopped",
+}
+
+
+def test_expansion_of_a_vm_without_matchers_keeps_its_status_refs(cluster):
+    _, server = cluster
+    body = vm("leftover", "tenant-a", {})
+    body["status"] = copy.deepcopy(LEFTOVER_STATUS)
+    with server.client() as client:
+        resp = client.post("/preview", json=body)
+    assert resp.status_code == 200, resp.text
+    preview = resp.json()
+    assert preview["vm"]["status"] == LEFTOVER_STATUS  # upstream's Expand returns such a VM as it is
+    assert not [op for op in preview["patch"] if op["path"].startswith("/status")]
