@@ -244,6 +244,7 @@ class FakeAPIServer:
         self.on_write: Callable[[str, Resource, str, str], None] | None = None  # (verb, res, ns, name)
         self.admission_config: Admission | None = None
         self.watchers: set[socket.socket] = set()
+        self.connections: set[socket.socket] = set()  # every open client connection (keep-alive ones too)
         self.port = port
         self.httpd: ThreadingHTTPServer | None = None
         self.start()
@@ -282,11 +283,22 @@ class FakeAPIServer:
         threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def stop(self) -> None:
-        if self.httpd:
-            self.httpd.shutdown()
-            self.httpd.server_close()
-            self.httpd = None
+        """Stop as a real server goes down: the listener closes and so does every open connection. (Closing
+        only the listener left idle keep-alive connections answered by their handler threads, so a client
+        with a pooled connection still got answers from a "stopped" server.)"""
+        with self.lock:
+            httpd, self.httpd = self.httpd, None  # a connection set up from now on is closed at once (setup)
+        if httpd:
+            httpd.shutdown()
+            httpd.server_close()
         self.drop_watches()
+        with self.lock:
+            for sock in list(self.connections):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self.connections.clear()
         if self.admission_config:
             self.admission_config.client.close()
             self.admission_config = None
@@ -657,6 +669,26 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        fake = self.server_fake
+        with fake.lock:
+            self.stopped = fake.httpd is not self.server  # accepted just before stop(): the server is gone
+            if not self.stopped:
+                fake.connections.add(self.connection)
+
+    def handle(self) -> None:
+        if not self.stopped:
+            super().handle()
+
+    def finish(self) -> None:
+        with self.server_fake.lock:
+            self.server_fake.connections.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
     def _send_json(self, code: int, body: dict, warnings: list[str] = ()) -> None:  # type: ignore[assignment]
         data = orjson.dumps(body)
         self.send_response(code)
@@ -765,6 +797,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         with fake.lock:
+            if self.connection not in fake.connections:  # stop() closed it while the request was being read
+                return
             fake.watchers.add(self.connection)
         try:
             if since and since + 1 < fake.oldest:
