@@ -13,8 +13,10 @@ Before any of that, under every policy, the VM goes through upstream's VM mutato
 matcher is a 422 with its causes), `inferFromVolume` (a failure is a 400 with upstream's message), and the
 preferred architecture, machine type and DataVolumeTemplate storage class. Everything after works on the
 VM as the stage leaves it. When the VM keeps its references (`reference`, or `expand` on an UPDATE of a
-captured VM), or the stage left it none (a matcher removed under `inferFromVolumeFailurePolicy: Ignore`),
-the patch is the stage's changes only: the same ones virt-api's own VM mutator makes, so the stored VM is
+captured VM) nothing is patched under `reference`: virt-api's own VM mutator makes the stage's changes. Under
+`expand`/`expandAll`, a VM that keeps its references, or that inference left without any (a matcher removed
+under `inferFromVolumeFailurePolicy: Ignore`), gets the inference written (the names, `domain.memory`
+cleared under Ignore, the removed matcher): the same change virt-api's mutator makes, so the stored VM is
 upstream's whether virt-api runs before us, after us (it then finds nothing to do) or not at all. When it is flattened, the JSONPatch goes from the
 VM as received to the flat VM, whose provenance annotation says which matchers were inferred, from which
 volume and object (README "inferFromVolume" explains both orders of the two webhooks). The validation
@@ -146,13 +148,14 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     decision = decide(ctx.policy, operation, staged, old_vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
     warnings = [*stage.verdict.warnings, *decision.warnings]
     if not decision.expand:
-        # The VM keeps its references (or the stage left none, e.g. a matcher removed under Ignore): only
-        # the stage's own changes are written, exactly those virt-api's mutator makes, so the VM is stored
-        # as upstream stores it with or without virt-api, in either order (the patch is idempotent).
-        ops = make_patch(vm, staged) if staged is not vm else []
+        # The VM keeps its references (`expand` on an UPDATE of a captured VM), or inference under Ignore left it
+        # none: under expand/expandAll the inference is written here (what virt-api's mutator would write: the
+        # inferred names, `domain.memory` cleared under Ignore, a matcher removed), so the VM is stored as
+        # upstream stores it with or without virt-api, in either order. Under `reference` nothing is patched.
+        ops = make_patch(vm, matched) if decision.policy != "reference" and matched is not vm else []
         if ops:
-            return VMAnswer("patch", Verdict.allow(warnings), decision.policy, f"{decision.why}: mutator stage only",
-                            ops, staged)
+            return VMAnswer("patch", Verdict.allow(warnings), decision.policy, f"{decision.why}: inference only",
+                            ops, matched)
         return VMAnswer("allow", Verdict.allow(warnings), decision.policy, decision.why)
 
     if operation == "UPDATE" and matchers_changed(staged, old_vm):  # naming a new size: app/server/resize.py
