@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import copy
 import time
-from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -30,7 +30,8 @@ TENANTS = ("tenant-a", "tenant-b")
 SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
          "metadata": {"name": "small"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
 REVISION_ONLY_IN_A = "small-rev-only-in-a"
-PLAIN_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "plain", "namespace": "tenant-a"},
+PLAIN_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "plain", "namespace": "tenant-a"},
              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
 # A DataSource without labels whose source is another (labelled) DataSource: upstream reads only a
 # DataSource's labels, pvc and snapshot, so inference cannot succeed.
@@ -171,7 +172,8 @@ def dv_template(name: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 CANNOT_INFER = {
     "datasource-chain": inferring("chain", {"dataVolume": {"name": "chain-root"}},
-                                  [dv_template("chain-root", {"sourceRef": {"kind": "DataSource", "name": "chained"}})]),
+                                  [dv_template("chain-root",
+                                               {"sourceRef": {"kind": "DataSource", "name": "chained"}})]),
     "blank-template": inferring("blank", {"dataVolume": {"name": "blank-root"}},
                                 [dv_template("blank-root", {"source": {"blank": {}}})]),
     "unlabelled-pvc-both-ignore": inferring("both", {"persistentVolumeClaim": {"claimName": "plain"}},
@@ -220,7 +222,8 @@ def test_update_of_a_captured_vm_that_infers_under_ignore_with_guest_memory_is_s
                                     "labels": {"instancetype.kubevirt.io/object-name": "u1.medium"}},
                        "data": u1, "revision": 1})
     stored = vm("captured", "tenant-a", {"instancetype": {"name": "u1.medium"}, "template": {"spec": {
-        "domain": {"devices": {}}, "volumes": [{"name": "rootdisk", "persistentVolumeClaim": {"claimName": "fedora"}}]}}})
+        "domain": {"devices": {}},
+        "volumes": [{"name": "rootdisk", "persistentVolumeClaim": {"claimName": "fedora"}}]}}})
     stored["status"] = {"instancetypeRef": {"name": "u1.medium", "kind": "VirtualMachineClusterInstancetype",
                                             "controllerRevisionRef": {"name": "captured-u1"}}}
     current = fake.add(stored)
@@ -240,9 +243,14 @@ def test_update_of_a_captured_vm_that_infers_under_ignore_with_guest_memory_is_s
 
 # -- a VM without references still gets upstream's VMI defaults in the validating webhook ----------------
 
-NO_BRIDGE = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+NO_BRIDGE = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+             "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
              "spec": {"configuration": {"network": {"permitBridgeInterfaceOnPodNetwork": False}}},
              "status": {"phase": "Deployed", "defaultArchitecture": "amd64"}}
+
+
+def configuration(client: httpx.Client) -> str:
+    return client.get("/readyz").json().get("clusterConfiguration", "")
 
 
 def test_a_vm_without_references_gets_the_default_bridge_refused(cluster, api: httpx.Client):
@@ -250,7 +258,7 @@ def test_a_vm_without_references_gets_the_default_bridge_refused(cluster, api: h
     fake.add(NO_BRIDGE)
     try:
         with server.client() as client:
-            wait_for(lambda: "KubeVirt kubevirt/kubevirt" in client.get("/readyz").json().get("clusterConfiguration", ""))
+            wait_for(lambda: "KubeVirt kubevirt/kubevirt" in configuration(client))
         plain = vm("plain-bridge", "tenant-a", {})  # no interfaces: the defaults add bridge on the pod network
         resp = api.post(vms("tenant-a"), json=plain)
         assert resp.status_code == 400, resp.text
@@ -264,7 +272,7 @@ def test_a_vm_without_references_gets_the_default_bridge_refused(cluster, api: h
         permitted["spec"]["configuration"]["network"]["permitBridgeInterfaceOnPodNetwork"] = True
         generation = fake.add(permitted)["metadata"]["generation"]
         with server.client() as client:
-            wait_for(lambda: f"generation {generation}" in client.get("/readyz").json().get("clusterConfiguration", ""))
+            wait_for(lambda: f"generation {generation}" in configuration(client))
 
 
 # -- a VM without matchers keeps a leftover status.instancetypeRef / preferenceRef in its expansion -------

@@ -63,6 +63,9 @@ from urllib.parse import parse_qs, unquote, urlparse
 import httpx
 import jsonpatch
 import orjson
+import yaml
+
+from tests.sources import fake_apply
 
 GROUP_PATH = "/apis/instancetype.kubevirt.io/v1beta1"
 Key = tuple[str, str]  # (namespace or "", name)
@@ -243,6 +246,7 @@ class FakeAPIServer:
         self.bookmark_interval = bookmark_interval
         self.on_write: Callable[[str, Resource, str, str], None] | None = None  # (verb, res, ns, name)
         self.admission_config: Admission | None = None
+        self._request = threading.local()  # this handler thread's write options: (fieldManager, force)
         self.watchers: set[socket.socket] = set()
         self.connections: set[socket.socket] = set()  # every open client connection (keep-alive ones too)
         self.port = port
@@ -455,6 +459,7 @@ class FakeAPIServer:
             raise APIError(400, "BadRequest", f"unsupported dry run value {query['dryRun']!r}")
         if self.on_write and not dry:
             self.on_write(verb, res, namespace, name)
+        self._request.options = (query.get("fieldManager"), query.get("force") in ("true", "1"))
         for _ in range(5):
             try:
                 return self._write_once(verb, res, namespace, name, sub, body, content_type, dry)
@@ -474,6 +479,9 @@ class FakeAPIServer:
                 self.writes += 1
             return 200, {**status(200, "", ""), "status": "Success"}, []
         retry = False
+        if verb == "PATCH" and content_type.split(";")[0].strip() == APPLY_PATCH:
+            obj, retry = self._applied(res, namespace, name, old, body)
+            return self._admit_and_store(res, namespace, name, sub, old, obj, dry, retry, applied=True)
         if verb == "POST":
             obj = self._body(body)
             name = obj["metadata"].get("name") or ""
@@ -496,6 +504,37 @@ class FakeAPIServer:
             obj = self._patched(res, old, body, content_type)
             retry = obj["metadata"].get("resourceVersion") == old["metadata"]["resourceVersion"]
         return self._admit_and_store(res, namespace, name, sub, old, obj, dry, retry)
+
+    def _applied(self, res: Resource, namespace: str, name: str, old: dict | None, body: bytes) -> tuple[dict, bool]:
+        """Server-side apply (tests/sources/fake_apply.py): the merged object and whether it is unconditional."""
+        manager, force = self._request.options
+        if not manager:
+            raise APIError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
+                           "is required for apply patch")
+        try:
+            config = yaml.safe_load(body)
+        except yaml.YAMLError as exc:
+            raise APIError(400, "BadRequest", f"error decoding YAML: {exc}") from exc
+        if not isinstance(config, dict) or not isinstance(config.get("metadata") or {}, dict):
+            raise APIError(400, "BadRequest", "the object provided is unrecognized")
+        if config.get("apiVersion") != res.api_version or config.get("kind") != res.kind:
+            raise APIError(400, "BadRequest", f"the apply patch must be a {res.api_version} {res.kind}")
+        config.setdefault("metadata", {})
+        if (config["metadata"].get("name") or name) != name:
+            raise APIError(400, "BadRequest", "the name of the object does not match the name on the URL")
+        schema = fake_apply.crd_schema(res.plural, res.group, res.version)
+        try:
+            obj = fake_apply.apply(_copy(old) if old is not None else None, config, manager, force, schema,
+                                   res.api_version)
+        except fake_apply.ApplyConflict as exc:
+            raise APIError(409, "Conflict", fake_apply.conflict_message(exc.conflicts), {"causes": [
+                {"type": "FieldManagerConflict", "message": f'conflict with "{m}" using {v}', "field": f}
+                for m, v, f in exc.conflicts]}) from exc
+        if old is not None:
+            obj["metadata"]["resourceVersion"] = config["metadata"].get("resourceVersion") or \
+                old["metadata"]["resourceVersion"]
+        retry = old is not None and not config["metadata"].get("resourceVersion")
+        return obj, retry
 
     def _body(self, body: bytes) -> dict:
         try:
@@ -529,7 +568,7 @@ class FakeAPIServer:
                        f"media types include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}")
 
     def _admit_and_store(self, res: Resource, namespace: str, name: str, sub: str, old: dict | None, obj: dict,
-                         dry: bool, retry: bool) -> tuple[int, dict, list[str]]:
+                         dry: bool, retry: bool, applied: bool = False) -> tuple[int, dict, list[str]]:
         meta = obj["metadata"]
         if (meta.get("name") or name) != name or (res.namespaced and meta.get("namespace", namespace) != namespace):
             raise APIError(400, "BadRequest", "the name or namespace of the object does not match the request")
@@ -547,6 +586,9 @@ class FakeAPIServer:
         if sub != "status":
             obj = self._admit(res, operation, obj, old, dry, warnings, mutating=True)
         obj = self._prepare(res, sub, old, obj)
+        if sub != "status" and not applied:
+            obj = fake_apply.record_update(old, obj, self._request.options[0], fake_apply.crd_schema(
+                res.plural, res.group, res.version), res.api_version)
         if sub != "status":
             obj = self._admit(res, operation, obj, old, dry, warnings, mutating=False)
         obj["metadata"]["generation"] = _generation(old, obj)
