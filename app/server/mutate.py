@@ -163,7 +163,10 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
 
         # measured from the VM before the preference's submission-time values, like a fresh flattening
         answer = resize_answer(matched, old_vm, namespace, decision, ctx, {i.matcher: i.to_dict() for i in stage.inferred})
-        if answer.flat is not None and matched is not vm:  # the patch goes from the VM as received
+        if answer.flat is not None:
+            # the new preference's storage class in the templates without one (the stage's, as upstream)
+            answer.flat = with_stage_volumes(answer.flat, staged, matched)
+        if answer.flat is not None and (matched is not vm or staged is not matched):  # patch from the VM received
             answer.ops = make_patch(vm, answer.flat)
             answer.action = "patch" if answer.ops else "allow"
         return answer

@@ -296,3 +296,43 @@ def test_expansion_of_a_vm_without_matchers_keeps_its_status_refs(cluster):
     preview = resp.json()
     assert preview["vm"]["status"] == LEFTOVER_STATUS  # upstream's Expand returns such a VM as it is
     assert not [op for op in preview["patch"] if op["path"].startswith("/status")]
+
+
+# -- a resize that changes the preference keeps a DataVolumeTemplate's storage class, as upstream ----------
+
+
+def storage_preference(name: str, storage_class: str) -> dict[str, Any]:
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+            "metadata": {"name": name, "namespace": "tenant-a"},
+            "spec": {"volumes": {"preferredStorageClassName": storage_class}}}
+
+
+def test_a_resize_to_another_preference_keeps_the_templates_storage_class(cluster, api: httpx.Client):
+    """Upstream's VM mutator writes the preferred storage class only into a DataVolumeTemplate without one."""
+    fake, _ = cluster
+    fake.add(storage_preference("fast", "fast-ssd"))
+    fake.add(storage_preference("cheap", "cheap-hdd"))
+    body = vm("resized", "tenant-a", {
+        "instancetype": {"name": "small", "kind": "VirtualMachineInstancetype"},
+        "preference": {"name": "fast", "kind": "VirtualMachinePreference"},
+        "dataVolumeTemplates": [dv_template("resized-root", {"source": {"blank": {}}})],
+        "template": {"spec": {"domain": {"devices": {}},
+                              "volumes": [{"name": "rootdisk", "dataVolume": {"name": "resized-root"}}]}}})
+    created = api.post(vms("tenant-a"), json=body)
+    assert created.status_code == 201, created.text
+    stored = created.json()
+    assert stored["spec"]["dataVolumeTemplates"][0]["spec"]["storage"]["storageClassName"] == "fast-ssd"
+    resize = copy.deepcopy(stored)
+    resize["spec"]["preference"] = {"name": "cheap", "kind": "VirtualMachinePreference"}
+    resp = api.put(f"{vms('tenant-a')}/resized", json=resize)
+    assert resp.status_code == 200, resp.text
+    after = resp.json()
+    assert "preference" not in after["spec"]
+    assert after["spec"]["dataVolumeTemplates"][0]["spec"]["storage"]["storageClassName"] == "fast-ssd"
+    # a template without a class gets the new preference's
+    fresh = copy.deepcopy(after)
+    fresh["spec"]["preference"] = {"name": "cheap", "kind": "VirtualMachinePreference"}
+    fresh["spec"]["dataVolumeTemplates"][0]["spec"]["storage"].pop("storageClassName")
+    again = api.put(f"{vms('tenant-a')}/resized", json=fresh)
+    assert again.status_code == 200, again.text
+    assert again.json()["spec"]["dataVolumeTemplates"][0]["spec"]["storage"]["storageClassName"] == "cheap-hdd"
