@@ -32,17 +32,24 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
   not stored (no new resourceVersion), as the real server skips a no-op write. Resources with a status
   subresource (virtualmachines, kubevirts, PVCs, DataVolumes, ...) keep their stored status on a main
   resource write; `/status` writes change only the status.
+- Server-side apply: `PATCH` with `application/apply-patch+yaml?fieldManager=M[&force=true]` merges the
+  configuration by the CRD's list types, keeps `metadata.managedFields`, answers conflicts with the real 409
+  and creates a missing object (tests/sources/fake_apply.py: the structured-merge-diff subset). Other writes
+  record an Update entry when they name a `fieldManager` or the object already has managed fields.
 - `dryRun=All`: the write is defaulted, admitted (webhooks called with `dryRun: true`) and answered,
   but not stored: no resourceVersion is used up.
 - Admission: `fake.admission(mutating_url=..., validating_url=..., ca=..., plurals=...)` sends every
   write of those resources as a v1 AdmissionReview over HTTPS to the webhook (mutating, then
-  validating), applies the returned JSONPatch as the API server does, turns a denial into the real
+  validating), in the kube-apiserver's order: the mutating webhook sees the object as sent (its status too,
+  no uid yet on create), then the registry strategy resets status and system fields, then the validating
+  webhook sees what would be stored; applies the returned JSONPatch as the API server does, turns a denial into the real
   `admission webhook "<name>" denied the request: <message>` Status (its code, default 400), and
   returns admission warnings as `Warning: 299 - "<text>"` headers. `fake.reviews` counts the calls.
 - Test controls: add/update/delete (optionally without telling watchers), compact, drop all watch
   connections, hang GETs, count requests (`count("PATCH ")`), `writes` (stored changes made through
   the HTTP API), `on_write` (a hook called before each HTTP write is applied, e.g. to make a
-  concurrent edit); stop and start again on the same port.
+  concurrent edit); stop (every open connection closes, as when a real server goes down) and start again
+  on the same port.
 """
 from __future__ import annotations
 
