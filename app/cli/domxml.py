@@ -8,7 +8,8 @@ The VirtualMachine is rendered as it will be stored under --policy and then star
 of the bundled common-instancetypes catalogue or --catalog DIR: the domain upstream KubeVirt runs for the
 expanded VM (an auto-attached tablet is a USB one, as the flat VM has no preference left at start);
 --preserve-guest renders the flat VM as `serve --preserve-guest` stores it (the preference's input bus
-kept). `reference` keeps the references, which virt-controller applies when it starts the VM. The VMI virt-controller creates is defaulted like virt-api does and
+kept). `reference` keeps the references, which virt-controller applies when it starts the VM.
+The VMI virt-controller creates is defaulted like virt-api does and
 converted like virt-launcher's converter on a node of the VM's architecture (app/domxml/context.py). A
 KubeVirt object among the -f documents is the cluster configuration (SMBIOS, CPU model, live-update
 maxima, default architecture, ...). Like the API server, the VM first goes through the VM mutating

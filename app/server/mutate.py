@@ -17,7 +17,8 @@ captured VM) nothing is patched under `reference`: virt-api's own VM mutator mak
 `expand`/`expandAll`, a VM that keeps its references, or that inference left without any (a matcher removed
 under `inferFromVolumeFailurePolicy: Ignore`), gets the inference written (the names, `domain.memory`
 cleared under Ignore, the removed matcher): the same change virt-api's mutator makes, so the stored VM is
-upstream's whether virt-api runs before us, after us (it then finds nothing to do) or not at all. When it is flattened, the JSONPatch goes from the
+upstream's whether virt-api runs before us, after us (it then finds nothing to do) or not at all.
+When it is flattened, the JSONPatch goes from the
 VM as received to the flat VM, whose provenance annotation says which matchers were inferred, from which
 volume and object (README "inferFromVolume" explains both orders of the two webhooks). The validation
 and the expansion run in one pass (`app.kubevirt.review.check_and_expand`, the same answers as

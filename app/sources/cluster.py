@@ -168,7 +168,8 @@ class Informer:
             items = doc.get("items") or []
             count += len(items)
             if self.keep:
-                store.update((_key(obj, self.namespaced), self._complete(obj)) for obj in items if isinstance(obj, dict))
+                store.update((_key(obj, self.namespaced), self._complete(obj))
+                             for obj in items if isinstance(obj, dict))
             meta = doc.get("metadata") or {}
             del doc, items
             token = (meta.get("continue") or None) if self.keep else None

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 import json
 import re
 import socket
@@ -305,10 +306,8 @@ class FakeAPIServer:
         self.drop_watches()
         with self.lock:
             for sock in list(self.connections):
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
             self.connections.clear()
         if self.admission_config:
             self.admission_config.client.close()
@@ -583,7 +582,8 @@ class FakeAPIServer:
         if res.namespaced:
             meta["namespace"] = namespace
         obj["kind"], obj["apiVersion"] = res.kind, res.api_version
-        if old is not None and meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"]["resourceVersion"]:
+        stale = old is not None and meta.get("resourceVersion") not in (None, "", old["metadata"]["resourceVersion"])
+        if stale:
             raise _conflict(res, name)
         warnings: list[str] = []
         operation = "UPDATE" if old else "CREATE"
@@ -632,7 +632,8 @@ class FakeAPIServer:
                     obj = {**obj, "status": old.get("status")}
                 if obj.get("status") is None:
                     obj.pop("status")
-            obj["metadata"].update({k: old["metadata"][k] for k in ("uid", "creationTimestamp") if k in old["metadata"]})
+            kept = {k: old["metadata"][k] for k in ("uid", "creationTimestamp") if k in old["metadata"]}
+            obj["metadata"].update(kept)
         else:
             if res.status and not res.builtin:
                 obj.pop("status", None)  # a custom resource's status is written through /status only
@@ -733,10 +734,8 @@ class _Handler(BaseHTTPRequestHandler):
     def finish(self) -> None:
         with self.server_fake.lock:
             self.server_fake.connections.discard(self.connection)
-        try:
+        with contextlib.suppress(OSError):
             super().finish()
-        except OSError:
-            pass
 
     def _send_json(self, code: int, body: dict, warnings: list[str] = ()) -> None:  # type: ignore[assignment]
         data = orjson.dumps(body)
