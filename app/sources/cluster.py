@@ -116,6 +116,7 @@ class Informer:
         self.synced = threading.Event()
         self.disabled = False
         self.relists = 0
+        self.deletions = 0  # DELETED events (and relists) seen: a live GET that raced one is not cached
         self._stop, self._watch_timeout, self._backoff, self._contact = stop, watch_timeout, backoff, on_contact
         self._response: Any = None
 
@@ -176,6 +177,7 @@ class Informer:
             if not token:
                 break
         self.store = store
+        self.deletions += 1
         self.resource_version = meta.get("resourceVersion") or "0"
         self.relists += 1
         if self.on_change is not None:
@@ -218,6 +220,7 @@ class Informer:
         elif kind in ("ADDED", "MODIFIED"):
             self.store[_key(obj, self.namespaced)] = self._complete(obj)
         elif kind == "DELETED":
+            self.deletions += 1
             self.store.pop(_key(obj, self.namespaced), None)
         if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_change is not None:
             self.on_change(self)
@@ -341,9 +344,12 @@ class ClusterSource:
         obj = informer.store.get(key)
         if obj is not None:
             return obj
+        deletions = informer.deletions
         obj = self._live_get(kind, key)
         if obj is None:
             return None
+        if informer.deletions != deletions:  # deleted (or relisted) meanwhile: the answer may be gone already
+            return informer._complete(obj)
         return informer.store.setdefault(key, informer._complete(obj))
 
     def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:

@@ -793,8 +793,15 @@ class _Handler(BaseHTTPRequestHandler):
                     return self._watch(res, namespace, query)
                 if not name:
                     return self._send_json(200, fake.list(res, namespace, query))
-                if fake.hang_gets:
+                if fake.hang_gets:  # read, then answer late: the answer is the state when it was read
+                    try:
+                        found: dict | APIError = fake.get_one(res, namespace, name)
+                    except APIError as exc:
+                        found = exc
                     time.sleep(fake.hang_gets)
+                    if isinstance(found, APIError):
+                        raise found
+                    return self._send_json(200, found)
                 return self._send_json(200, fake.get_one(res, namespace, name))
             if (verb == "POST") == bool(name):
                 raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
