@@ -2,6 +2,9 @@
 
     .venv/bin/python tools/gen_models.py [CRD_DIR] > app/kubevirt/models.py
 
+CRD_DIR defaults to the in-tree copy of the shared CRDs, tests/data/shared/kubevirt-crds (`make sync-shared`
+refreshes it), so a fresh clone regenerates the models with nothing beside it.
+
 Every property of the CRD `openAPIV3Schema` becomes a typed pydantic field (snake_case name, the JSON
 name as alias); `required` lists become required fields; int-or-string quantities become `QuantityValue`.
 """
@@ -17,6 +20,7 @@ import yaml
 
 WIDTH = 120  # the house line length (ruff's E501)
 
+DEFAULT_CRDS = Path(__file__).resolve().parents[1] / "tests" / "data" / "shared" / "kubevirt-crds"
 CRDS = {
     "Instancetype": "virtualmachineinstancetypes.instancetype.kubevirt.io.yaml",
     "Preference": "virtualmachinepreferences.instancetype.kubevirt.io.yaml",
@@ -207,8 +211,7 @@ class Generator:
 
 
 def main() -> None:
-    default = Path(__file__).resolve().parents[2] / "shared" / "kubevirt-crds"
-    crd_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else default
+    crd_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CRDS
     gen = Generator()
     for prefix, filename in CRDS.items():
         crd = yaml.safe_load((crd_dir / filename).read_text())

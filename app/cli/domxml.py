@@ -1,12 +1,15 @@
 """`instancetype-webhook domxml`: the libvirt domain XML virt-launcher would define for a VM, offline.
 
     instancetype-webhook domxml -f VM.yaml [-f objects.yaml ...] [--old OLD.yaml] [--catalog DIR] [--uid UID]
-                                [--policy reference|expand|expandAll]
+                                [--policy expand|expandAll|reference] [--preserve-guest]
 
 The VirtualMachine is rendered as it will be stored under --policy and then started (app/domxml/stored.py):
-`reference` (default) keeps its instance type and preference (from the -f objects on top of the bundled
-common-instancetypes catalogue or --catalog DIR), which virt-controller applies when it starts the VM;
-`expand`/`expandAll` store the flat VM. The VMI virt-controller creates is defaulted like virt-api does and
+`expand` (default) stores the flat VM, its instance type and preference taken from the -f objects on top
+of the bundled common-instancetypes catalogue or --catalog DIR: the domain upstream KubeVirt runs for the
+expanded VM (an auto-attached tablet is a USB one, as the flat VM has no preference left at start);
+--preserve-guest renders the flat VM as `serve --preserve-guest` stores it (the preference's input bus
+kept). `reference` keeps the references, which virt-controller applies when it starts the VM.
+The VMI virt-controller creates is defaulted like virt-api does and
 converted like virt-launcher's converter on a node of the VM's architecture (app/domxml/context.py). A
 KubeVirt object among the -f documents is the cluster configuration (SMBIOS, CPU model, live-update
 maxima, default architecture, ...). Like the API server, the VM first goes through the VM mutating
@@ -46,8 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     add_old_argument(p)
     p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")
-    p.add_argument("--policy", choices=POLICIES, default="reference",
-                   help="how the VM is stored before it starts: with its references (default) or flat")
+    p.add_argument("--policy", choices=POLICIES, default="expand",
+                   help="how the VM is stored before it starts: flat (default) or with its references")
+    p.add_argument("--preserve-guest", action="store_true",
+                   help="the flat VM keeps the devices the referencing VM gets at start (serve --preserve-guest)")
     p.set_defaults(func=run)
 
 
@@ -61,7 +66,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         if subject.get("kind") == "VirtualMachineInstance":
             xml = render_domain(subject, config=config)
         else:
-            xml = render_stored_vm(request.mutate(subject, err), request.source, args.policy, config, uid=args.uid)
+            xml = render_stored_vm(request.mutate(subject, err), request.source, args.policy, config, uid=args.uid,
+                                   preserve_guest=args.preserve_guest)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2

@@ -1,6 +1,6 @@
 """The domain of a VirtualMachine as it will be stored under a reference policy and then started.
 
-    render_stored_vm(vm, source, policy, config) -> XML      (`domxml -f vm.yaml`, POST /preview)
+    render_stored_vm(vm, source, policy, config, preserve_guest=False) -> XML   (`domxml -f vm.yaml`, /preview)
     started_vmi(vm, source, flat, config, uid) -> VMI
 
 The VM first goes through the VM mutating webhook's instancetype stage (app.kubevirt.mutator). Then:
@@ -13,6 +13,8 @@ The VM first goes through the VM mutating webhook's instancetype stage (app.kube
 - `expand` / `expandAll`: the flat VM (app.kubevirt.expand) is stored; at start it has no preference any
   more, so `default-0` keeps the VMI defaults (a USB tablet, with a qemu-xhci controller). This is what
   upstream really runs after an expansion; comparing both renderings shows what flattening changes.
+  With `preserve_guest` (`serve --preserve-guest`, `domxml --preserve-guest`) the flat VM keeps the devices
+  the referencing VM gets at start (app.kubevirt.guest): a virtio tablet again, the opt-in divergence.
 """
 from __future__ import annotations
 
@@ -56,12 +58,23 @@ def started_vmi(vm: dict[str, Any], source: Source, flat: bool, config: DomainCo
 
 def render_stored_vm(vm: dict[str, Any], source: Source, policy: str = "reference",
                      config: DomainConfig = DEFAULT_DOMAIN_CONFIG, uid: str | None = None,
-                     context: LauncherContext | None = None) -> str:
+                     context: LauncherContext | None = None, preserve_guest: bool = False) -> str:
     """The domain XML of ``vm`` stored under ``policy`` and started (ExpandError / DomainError on refusal)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}: expected one of {', '.join(POLICIES)}")
-    vmi = started_vmi(stored_vm(vm, source, config), source, policy != "reference", config, uid)
+    stored = stored_vm(vm, source, config)
+    if preserve_guest and policy != "reference":
+        stored = _preserved(stored, source, config)
+    vmi = started_vmi(stored, source, policy != "reference", config, uid)
     return render_domain(vmi, context, config=config)
+
+
+def _preserved(vm: dict[str, Any], source: Source, config: DomainConfig) -> dict[str, Any]:
+    """The flat VM as `--preserve-guest` stores it (it keeps the referencing VM's started devices)."""
+    from app.kubevirt.guest import review_guest
+
+    flat, _ = review_guest(vm, expand(vm, source, config.settings), source, config.settings, preserve=True)
+    return flat
 
 
 def _template_devices(vm: dict[str, Any]) -> dict[str, Any]:

@@ -105,7 +105,8 @@ def verdict_for_specs(
 ) -> Verdict:
     """validate_vm's answer once the specs were looked up (`warnings`: the ignored lookup errors)."""
     if instancetype is None and preference is None:
-        return Verdict.allow(warnings)
+        refused = _defaults_refusal(vm, settings)
+        return error(refused) if refused is not None else Verdict.allow(warnings)
     try:
         verdict = _check(vm, instancetype, preference, settings)
     except ExpandError as exc:  # the defaults refused (e.g. bridge binding not permitted)
@@ -116,6 +117,20 @@ def verdict_for_specs(
         return error(f"cannot apply the instance type and preference: malformed field ({type(exc).__name__}: {exc})")
     verdict.warnings = warnings + verdict.warnings
     return verdict
+
+
+def _defaults_refusal(vm: dict[str, Any], settings: ClusterSettings) -> str | None:
+    """Upstream's webhook sets the VMI defaults on every VM, with references or not: the cluster can refuse
+    them (the default bridge interface when bridge on the pod network is not permitted, slirp)."""
+    template = (vm.get("spec") or {}).get("template") or {}
+    vmi_spec = clone_tree(template.get("spec") or {})
+    try:
+        set_vmi_spec_defaults(vmi_spec, settings)
+    except ExpandError as exc:
+        return exc.message
+    except (QuantityError, TypeError, AttributeError, KeyError, ValueError):  # malformed: the schema's to refuse
+        return None
+    return None
 
 
 def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | None,

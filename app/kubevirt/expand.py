@@ -34,8 +34,9 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
         lists or maps). `expand` itself keeps them: the webhook patches from the VM as received and must
         not drop what the user wrote.
 
-    finish_expansion(vm) -> None
-        Drop the matchers and status refs and give the VM the shape Go's encoder prints
+    finish_expansion(vm, references=True) -> None
+        Drop the matchers and status refs (only when the VM had matchers) and give the VM the shape Go's
+        encoder prints
         (`status: {}`, template `metadata: {}`, `domain.resources: {}`, `domain.devices: {}`,
         `features.acpi: {}`).
 
@@ -141,13 +142,17 @@ def _data_errors() -> _DataErrors:
     return _DATA_ERRORS_CONTEXT
 
 
-def finish_expansion(vm: dict[str, Any]) -> None:
+def finish_expansion(vm: dict[str, Any], references: bool = True) -> None:
+    """`references`: the VM had matchers, which the expansion drops with the status refs. Without them
+    upstream's Expand returns the VM as it is: a leftover `status.instancetypeRef` / `preferenceRef` stays."""
     spec = vm["spec"]
-    spec.pop("instancetype", None)
-    spec.pop("preference", None)
     status = vm.get("status")
+    if references:
+        spec.pop("instancetype", None)
+        spec.pop("preference", None)
     if isinstance(status, dict):
-        vm["status"] = {k: v for k, v in status.items() if k not in ("instancetypeRef", "preferenceRef")}
+        drop = ("instancetypeRef", "preferenceRef") if references else ()
+        vm["status"] = {k: v for k, v in status.items() if k not in drop}
     else:
         vm["status"] = {}
     template = spec["template"]
@@ -221,7 +226,7 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
     if not has_references(vm):
         with _data_errors():
             printed = _copy_for_write(vm)
-            finish_expansion(printed)
+            finish_expansion(printed, references=False)
         return printed
     with _data_errors():
         instancetype_spec, preference_spec = find_specs(vm, source)

@@ -153,8 +153,11 @@ def resize(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
 
 def _resize_recorded(vm: dict[str, Any], recorded: dict[str, Any], source: Source,
                      settings: ClusterSettings) -> Resized:
-    """The provenance path: take the imprint out, restore the matchers not named again, flatten."""
-    base, edits = strip(vm, recorded)
+    """The provenance path: take the imprint out, restore the matchers not named again, flatten.
+
+    A DataVolumeTemplate's storage class stays: upstream's VM mutator fills in the preferred storage class only
+    where a template has none, so on the resize UPDATE it sees the class the old preference wrote and keeps it."""
+    base, edits = strip(vm, _without_template_storage(recorded))
     spec = base["spec"]
     notes: list[str] = []
     for key in ("instancetype", "preference"):
@@ -164,6 +167,14 @@ def _resize_recorded(vm: dict[str, Any], recorded: dict[str, Any], source: Sourc
             notes += _since_flattening(key, recorded[key], source, base)
     checked = check_and_expand(base, source, settings)
     return Resized(_named(checked, base, edits, recorded), base, [], [*notes, *_kept_warnings(edits, checked)])
+
+
+def _without_template_storage(recorded: dict[str, Any]) -> dict[str, Any]:
+    set_ = recorded.get("set")
+    if type(set_) is not dict:
+        return recorded
+    kept = {k: v for k, v in set_.items() if not k.startswith("/spec/dataVolumeTemplates/")}
+    return {**recorded, "set": kept}
 
 
 # ---- the hand-written path ------------------------------------------------------------------------

@@ -264,14 +264,16 @@ def preview_resize(vm: dict[str, Any], ctx: ReviewContext, ns: str, instancetype
 
 def domain_xml(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, Any]:
     """The domain of the VM as it will be stored under its effective policy (reference: it keeps its
-    references and virt-controller applies them at start; expand/expandAll: the flat VM), then started."""
+    references and virt-controller applies them at start; expand/expandAll: the flat VM, as --preserve-guest
+    stores it when that is on), then started."""
     from app.domxml.cluster import domain_config_from_settings
     from app.domxml.stored import render_stored_vm
     from app.server.policy import effective_policy
 
     policy, _, _ = effective_policy(ctx.policy, vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
     try:
-        xml = render_stored_vm(vm, ctx.source, policy, domain_config_from_settings(ctx.cluster))
+        xml = render_stored_vm(vm, ctx.source, policy, domain_config_from_settings(ctx.cluster),
+                               preserve_guest=ctx.preserve_guest)
         return {"domainXML": xml, "domainXMLPolicy": policy}
     except Exception as exc:  # the preview still shows the flat VM
         return {"domainXML": None, "domainXMLPolicy": policy, "domainXMLError": str(exc) or type(exc).__name__}

@@ -13,8 +13,12 @@ Before any of that, under every policy, the VM goes through upstream's VM mutato
 matcher is a 422 with its causes), `inferFromVolume` (a failure is a 400 with upstream's message), and the
 preferred architecture, machine type and DataVolumeTemplate storage class. Everything after works on the
 VM as the stage leaves it. When the VM keeps its references (`reference`, or `expand` on an UPDATE of a
-captured VM) nothing is patched: virt-api's own VM mutator makes the stage's changes (the stage ran here
-so that a failure is answered with upstream's message). When it is flattened, the JSONPatch goes from the
+captured VM) nothing is patched under `reference`: virt-api's own VM mutator makes the stage's changes. Under
+`expand`/`expandAll`, a VM that keeps its references, or that inference left without any (a matcher removed
+under `inferFromVolumeFailurePolicy: Ignore`), gets the inference written (the names, `domain.memory`
+cleared under Ignore, the removed matcher): the same change virt-api's mutator makes, so the stored VM is
+upstream's whether virt-api runs before us, after us (it then finds nothing to do) or not at all.
+When it is flattened, the JSONPatch goes from the
 VM as received to the flat VM, whose provenance annotation says which matchers were inferred, from which
 volume and object (README "inferFromVolume" explains both orders of the two webhooks). The validation
 and the expansion run in one pass (`app.kubevirt.review.check_and_expand`, the same answers as
@@ -173,8 +177,14 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     decision = decide(ctx.policy, operation, staged, old_vm, namespace, ctx.namespace_labels, ctx.vm_policy_overrides)
     warnings = [*stage.verdict.warnings, *decision.warnings]
     if not decision.expand:
-        # Nothing is written when the VM keeps its references: virt-api's own mutator makes exactly the
-        # stage's changes (README "inferFromVolume": the two webhooks in either order).
+        # The VM keeps its references (`expand` on an UPDATE of a captured VM), or inference under Ignore left it
+        # none: under expand/expandAll the inference is written here (what virt-api's mutator would write: the
+        # inferred names, `domain.memory` cleared under Ignore, a matcher removed), so the VM is stored as
+        # upstream stores it with or without virt-api, in either order. Under `reference` nothing is patched.
+        ops = make_patch(vm, matched) if decision.policy != "reference" and matched is not vm else []
+        if ops:
+            return VMAnswer("patch", Verdict.allow(warnings), decision.policy, f"{decision.why}: inference only",
+                            ops, matched)
         return VMAnswer("allow", Verdict.allow(warnings), decision.policy, decision.why)
 
     if operation == "UPDATE" and matchers_changed(staged, old_vm):  # naming a new size: app/server/resize.py
@@ -183,7 +193,10 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
         # measured from the VM before the preference's submission-time values, like a fresh flattening
         answer = resize_answer(matched, old_vm, namespace, decision, ctx,
                                {i.matcher: i.to_dict() for i in stage.inferred})
-        if answer.flat is not None and matched is not vm:  # the patch goes from the VM as received
+        if answer.flat is not None:
+            # the new preference's storage class in the templates without one (the stage's, as upstream)
+            answer.flat = with_stage_volumes(answer.flat, staged, matched)
+        if answer.flat is not None and (matched is not vm or staged is not matched):  # patch from the VM received
             answer.ops = make_patch(vm, answer.flat)
             answer.action = "patch" if answer.ops else "allow"
         return answer

@@ -9,7 +9,11 @@ Namespaces, for the policy label), with the official `kubernetes` client.
   does one live GET bounded by `lookup_timeout` (so "create an instance type, then a VM" works at
   once, before the watch event arrives) and caches what it found. A 404 is a plain miss (None); an
   unreachable API server raises `SourceUnavailable`, which the webhook answers with a reason.
-- ControllerRevisions are fetched on demand (`get_revision`) and cached: their data is immutable.
+- ControllerRevisions are fetched on demand (`get_revision`), in the VM's namespace only, and cached:
+  their data is immutable, but one can be deleted (and recreated under the same name), so a watch of
+  controllerrevisions (every namespace, nothing stored: only the events are read) evicts a deleted or
+  changed revision, and a relist empties the cache. Without the RBAC to list/watch them, revisions are
+  not cached (every lookup is a live GET).
 - A VirtualMachineInstance is fetched on demand (`get_vmi`, the live-update warnings), never cached.
 - What `inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) is fetched on demand
   and not cached (`app.sources.volumes`: why, and how a missing CDI or snapshot API is told apart).
@@ -62,7 +66,8 @@ NAMESPACE = "Namespace"
 LIST_PAGE = 500
 KUBEVIRT = "KubeVirt"
 KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL = "kubevirt.io", "v1", "kubevirts"
-OPTIONAL = (NAMESPACE, KUBEVIRT)  # a cluster may lack these (or the RBAC to read them): the informer stops
+REVISION = "ControllerRevision"
+OPTIONAL = (NAMESPACE, KUBEVIRT, REVISION)  # a cluster may lack these (or the RBAC to read them): the informer stops
 Key = tuple[str, str]  # (namespace or "", name)
 
 
@@ -103,14 +108,17 @@ class Informer:
     def __init__(self, name: str, lister: Callable[..., Any], namespaced: bool, kind: str,
                  stop: threading.Event, watch_timeout: int, backoff: Backoff, on_contact: Callable[[], None],
                  on_change: Callable[[Informer], None] | None = None,
-                 on_unavailable: Callable[[str], None] | None = None):
+                 on_unavailable: Callable[[str], None] | None = None,
+                 on_event: Callable[[str, Key], None] | None = None, keep: bool = True):
         self.name, self.lister, self.namespaced, self.kind = name, lister, namespaced, kind
-        self.on_change, self.on_unavailable = on_change, on_unavailable
+        self.on_change, self.on_unavailable, self.on_event = on_change, on_unavailable, on_event
+        self.keep = keep  # False: events only (on_event), nothing stored; the list only gives the resourceVersion
         self.store: dict[Key, dict[str, Any]] = {}
         self.resource_version: str | None = None
         self.synced = threading.Event()
         self.disabled = False
         self.relists = 0
+        self.deletions = 0  # DELETED events (and relists) seen: a live GET that raced one is not cached
         self._stop, self._watch_timeout, self._backoff, self._contact = stop, watch_timeout, backoff, on_contact
         self._response: Any = None
 
@@ -158,7 +166,7 @@ class Informer:
         token: str | None = None
         count = 0
         while True:
-            kw: dict[str, Any] = {"limit": LIST_PAGE, **({"_continue": token} if token else {})}
+            kw: dict[str, Any] = {"limit": LIST_PAGE if self.keep else 1, **({"_continue": token} if token else {})}
             resp = self.lister(_preload_content=False, _request_timeout=(5, 60), **kw)
             try:
                 doc = orjson.loads(resp.data)
@@ -166,13 +174,16 @@ class Informer:
                 resp.release_conn()
             items = doc.get("items") or []
             count += len(items)
-            store.update((_key(obj, self.namespaced), self._complete(obj)) for obj in items if isinstance(obj, dict))
+            if self.keep:
+                store.update((_key(obj, self.namespaced), self._complete(obj))
+                             for obj in items if isinstance(obj, dict))
             meta = doc.get("metadata") or {}
             del doc, items
-            token = meta.get("continue") or None
+            token = (meta.get("continue") or None) if self.keep else None
             if not token:
                 break
         self.store = store
+        self.deletions += 1
         self.resource_version = meta.get("resourceVersion") or "0"
         self.relists += 1
         if self.on_change is not None:
@@ -211,9 +222,13 @@ class Informer:
                 raise Gone
             raise ApiException(status=obj.get("code") or 500, reason=obj.get("message") or "watch error")
         rv = (obj.get("metadata") or {}).get("resourceVersion")
-        if kind in ("ADDED", "MODIFIED"):
+        if not self.keep:
+            if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_event is not None:
+                self.on_event(str(kind), _key(obj, self.namespaced))
+        elif kind in ("ADDED", "MODIFIED"):
             self.store[_key(obj, self.namespaced)] = self._complete(obj)
         elif kind == "DELETED":
+            self.deletions += 1
             self.store.pop(_key(obj, self.namespaced), None)
         if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_change is not None:
             self.on_change(self)
@@ -250,7 +265,7 @@ class ClusterSource:
     def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = 300,
                  backoff_max: float = 30.0, namespaces: bool = True, revision_cache: int = 4096,
                  kubevirt: str | None = None, cluster_fallback: ClusterSettings = DEFAULT_SETTINGS,
-                 watch_kubevirt: bool = True):
+                 watch_kubevirt: bool = True, watch_revisions: bool = True):
         self.api = api
         self.lookup_timeout = lookup_timeout
         self.custom = k8s.CustomObjectsApi(api)
@@ -275,6 +290,14 @@ class ClusterSource:
                 on_unavailable=self.configuration.unavailable)
         self._revisions: dict[Key, dict[str, Any]] = {}
         self._revision_cache = revision_cache
+        self._revisions_lock = threading.Lock()
+        self._revisions_watched = watch_revisions
+        if watch_revisions:
+            self.informers[REVISION] = Informer(
+                "controllerrevisions", self.apps.list_controller_revision_for_all_namespaces, True, REVISION,
+                self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch,
+                on_change=lambda _informer: self._forget_revisions(), on_unavailable=self._revisions_unwatched,
+                on_event=self._revision_event, keep=False)
         self._local = threading.local()
         self.volumes = VolumeLookup(self.custom, self.core, self._fetch, lookup_timeout)
         self._threads: list[threading.Thread] = []
@@ -328,24 +351,33 @@ class ClusterSource:
         obj = informer.store.get(key)
         if obj is not None:
             return obj
+        deletions = informer.deletions
         obj = self._live_get(kind, key)
         if obj is None:
             return None
+        if informer.deletions != deletions:  # deleted (or relisted) meanwhile: the answer may be gone already
+            return informer._complete(obj)
         return informer.store.setdefault(key, informer._complete(obj))
 
     def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
+        """The ControllerRevision `namespace`/`name` (a revision of one namespace never answers for another)."""
         key = (namespace, name)
         cached = self._revisions.get(key)
         if cached is not None:
             return cached
+        with self._revisions_lock:
+            epoch = self._revision_epoch
         obj = self._fetch(lambda **kw: self.apps.read_namespaced_controller_revision(name, namespace, **kw),
                           f"controllerrevisions {namespace}/{name}")
         if obj is not None:
-            if len(self._revisions) >= self._revision_cache:
-                self._revisions.pop(next(iter(self._revisions)))
             obj.setdefault("kind", "ControllerRevision")
             obj.setdefault("apiVersion", "apps/v1")
-            self._revisions[key] = obj
+            with self._revisions_lock:
+                # cached only while the watch can evict it, and only if no event came in during the GET
+                if self._revisions_watched and epoch == self._revision_epoch:
+                    if len(self._revisions) >= self._revision_cache:
+                        self._revisions.pop(next(iter(self._revisions)))
+                    self._revisions[key] = obj
         return obj
 
     def get_vmi(self, name: str, namespace: str) -> dict[str, Any] | None:
@@ -354,6 +386,26 @@ class ClusterSource:
         call = _bind(self.custom.get_namespaced_custom_object, KUBEVIRT_GROUP, KUBEVIRT_VERSION, namespace,
                      "virtualmachineinstances", name)
         return self._fetch(call, f"virtualmachineinstances {namespace}/{name}")
+
+    _revision_epoch = 0  # bumped by every eviction: a GET that raced one is not cached
+
+    def _revision_event(self, kind: str, key: Key) -> None:
+        if kind in ("MODIFIED", "DELETED"):
+            with self._revisions_lock:
+                self._revision_epoch += 1
+                self._revisions.pop(key, None)
+
+    def _forget_revisions(self) -> None:
+        with self._revisions_lock:
+            self._revision_epoch += 1
+            self._revisions.clear()
+
+    def _revisions_unwatched(self, why: str) -> None:
+        log.warning("%s; ControllerRevisions are not cached (every lookup is a live GET)", why)
+        with self._revisions_lock:
+            self._revisions_watched = False
+            self._revision_epoch += 1
+            self._revisions.clear()
 
     def namespace_labels(self, namespace: str) -> dict[str, str] | None:
         informer = self.informers.get(NAMESPACE)

@@ -71,6 +71,9 @@ class BuiltinReads:
     def read_namespaced_persistent_volume_claim(self, name: str, namespace: str, **kw: Any) -> Any:
         return raw_get(self.api, path_of("api", "v1", "namespaces", namespace, "persistentvolumeclaims", name))(**kw)
 
+    def list_controller_revision_for_all_namespaces(self, **kw: Any) -> Any:
+        return raw_get(self.api, "/apis/apps/v1/controllerrevisions")(**kw)
+
     def read_namespaced_controller_revision(self, name: str, namespace: str, **kw: Any) -> Any:
         return raw_get(self.api,
                        path_of("apis", "apps", "v1", "namespaces", namespace, "controllerrevisions", name))(**kw)

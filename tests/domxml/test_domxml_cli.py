@@ -51,7 +51,8 @@ def test_vm_with_catalogue_references(tmp_path):
     assert "<name>demo_fedora</name>" in out
     assert '<memory unit="b">4294967296</memory>' in out  # u1.medium: 4Gi
     assert "OVMF_CODE.secboot.fd" in out and "<smm/>" in out  # rhel.9.desktop: EFI secure boot + SMM
-    assert '<input type="tablet" bus="virtio" model="virtio">' in out  # autoattached input, preferred bus
+    # the auto-attached tablet of the flat VM, as upstream starts the expanded VM: USB, with its controller
+    assert '<input type="tablet" bus="usb">' in out and '<controller type="usb" index="0" model="qemu-xhci"/>' in out
     assert "/var/run/kubevirt-private/u-1/virt-vnc" in out
 
 
@@ -90,12 +91,16 @@ def test_console_script_entry_point(tmp_path):
 
 
 def test_policy_chooses_how_the_vm_is_stored(tmp_path):
-    code, reference, err = run_cli(tmp_path, VM, "--uid", "u-1")
+    code, reference, err = run_cli(tmp_path, VM, "--uid", "u-1", "--policy", "reference")
     assert code == 0, err
-    code, flat, err = run_cli(tmp_path, VM, "--uid", "u-1", "--policy", "expand")
+    code, flat, err = run_cli(tmp_path, VM, "--uid", "u-1")  # expand is the default: upstream's expanded VM
     assert code == 0, err
+    assert flat == run_cli(tmp_path, VM, "--uid", "u-1", "--policy", "expand")[1]
     assert '<input type="tablet" bus="usb">' in flat and '<controller type="usb" index="0" model="qemu-xhci"/>' in flat
     assert '<input type="tablet" bus="virtio" model="virtio">' in reference
+    code, kept, err = run_cli(tmp_path, VM, "--uid", "u-1", "--preserve-guest")  # the opt-in keeps virtio
+    assert code == 0, err
+    assert '<input type="tablet" bus="virtio" model="virtio">' in kept and 'model="qemu-xhci"' not in kept
     with pytest.raises(SystemExit) as exited:  # argparse refuses an unknown policy
         run_cli(tmp_path, VM, "--policy", "flatten")
     assert exited.value.code == 2

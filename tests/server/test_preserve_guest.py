@@ -49,6 +49,15 @@ def test_preview_reports_the_same_change(tmp_path: Path):
     with serve(tmp_path, "--policy", "expand") as server, server.client() as client:
         body = client.post("/preview", content=orjson.dumps(WINDOWS_VM)).json()
         assert WARNING in body["warnings"] and _inputs(body["vm"]) is None
+        assert '<input type="tablet" bus="usb">' in body["domainXML"]  # upstream's expanded VM at start
+
+
+def test_preview_under_preserve_guest_renders_the_preserved_vm(tmp_path: Path):
+    with serve(tmp_path, "--policy", "expand", "--preserve-guest") as server, server.client() as client:
+        body = client.post("/preview", content=orjson.dumps(WINDOWS_VM)).json()
+    assert _inputs(body["vm"]) == [{"name": "default-0", "type": "tablet", "bus": "virtio"}]
+    assert '<input type="tablet" bus="virtio" model="virtio">' in body["domainXML"]
+    assert 'model="qemu-xhci"' not in body["domainXML"]
 
 
 def test_a_null_namespace_is_removed_once_and_the_patch_applies(tmp_path: Path):

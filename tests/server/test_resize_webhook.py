@@ -68,10 +68,12 @@ def _create(api: httpx.Client, vm: dict) -> dict:
 
 
 def _comparable(vm: dict) -> dict:
-    """The stored VM without what the API server writes itself."""
+    """The stored VM without what the API server writes itself, and without the status (KubeVirt's to write:
+    the API server keeps the stored one on a VM write, whatever the webhook's patch puts there)."""
     out = copy.deepcopy(vm)
     for key in ("resourceVersion", "generation", "uid", "creationTimestamp"):
         out["metadata"].pop(key, None)
+    out.pop("status", None)
     return out
 
 

@@ -34,7 +34,7 @@ EXPECTED_RULES = {"/mutate": {VM_RULE}, "/validate": {VM_RULE} | INSTANCETYPE_RU
 
 EXPECTED_RBAC = {
     ("instancetype.kubevirt.io", resource, frozenset({"get", "list", "watch"})) for resource in INSTANCETYPE_RESOURCES
-} | {("apps", "controllerrevisions", frozenset({"get"}))} | {("kubevirt.io", "kubevirts",
+} | {("apps", "controllerrevisions", frozenset({"get", "list", "watch"}))} | {("kubevirt.io", "kubevirts",
                                                               frozenset({"get", "list", "watch"}))} | {
     # inferFromVolume: looked up on demand (app/sources/volumes.py), never listed or watched
     ("", "persistentvolumeclaims", frozenset({"get"})),

@@ -32,11 +32,17 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
   not stored (no new resourceVersion), as the real server skips a no-op write. Resources with a status
   subresource (virtualmachines, kubevirts, PVCs, DataVolumes, ...) keep their stored status on a main
   resource write; `/status` writes change only the status.
+- Server-side apply: `PATCH` with `application/apply-patch+yaml?fieldManager=M[&force=true]` merges the
+  configuration by the CRD's list types, keeps `metadata.managedFields`, answers conflicts with the real 409
+  and creates a missing object (tests/sources/fake_apply.py: the structured-merge-diff subset). Other writes
+  record an Update entry when they name a `fieldManager` or the object already has managed fields.
 - `dryRun=All`: the write is defaulted, admitted (webhooks called with `dryRun: true`) and answered,
   but not stored: no resourceVersion is used up.
 - Admission: `fake.admission(mutating_url=..., validating_url=..., ca=..., plurals=...)` sends every
   write of those resources as a v1 AdmissionReview over HTTPS to the webhook (mutating, then
-  validating), applies the returned JSONPatch as the API server does, turns a denial into the real
+  validating), in the kube-apiserver's order: the mutating webhook sees the object as sent (its status too,
+  no uid yet on create), then the registry strategy resets status and system fields, then the validating
+  webhook sees what would be stored; applies the returned JSONPatch as the API server does, turns a denial into the real
   `admission webhook "<name>" denied the request: <message>` Status (its code, default 400), and
   returns admission warnings as `Warning: 299 - "<text>"` headers. `fake.reviews` counts the calls.
 - CRDs: `fake.install_crd(yaml)` serves a real CustomResourceDefinition; every write of it is pruned and
@@ -48,7 +54,8 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
 - Test controls: add/update/delete (optionally without telling watchers), compact, drop all watch
   connections, hang GETs, count requests (`count("PATCH ")`), `writes` (stored changes made through
   the HTTP API), `on_write` (a hook called before each HTTP write is applied, e.g. to make a
-  concurrent edit); stop and start again on the same port.
+  concurrent edit); stop (every open connection closes, as when a real server goes down) and start again
+  on the same port.
 """
 from __future__ import annotations
 
@@ -71,7 +78,9 @@ from urllib.parse import parse_qs, unquote, urlparse
 import httpx
 import jsonpatch
 import orjson
+import yaml
 
+from tests.sources import fake_apply
 from tests.sources.fake_schema import Schema, crd_versions, event_errors
 
 GROUP_PATH = "/apis/instancetype.kubevirt.io/v1beta1"
@@ -261,7 +270,9 @@ class FakeAPIServer:
         self.bookmark_interval = bookmark_interval
         self.on_write: Callable[[str, Resource, str, str], None] | None = None  # (verb, res, ns, name)
         self.admission_config: Admission | None = None
+        self._request = threading.local()  # this handler thread's write options: (fieldManager, force)
         self.watchers: set[socket.socket] = set()
+        self.connections: set[socket.socket] = set()  # every open client connection (keep-alive ones too)
         self.port = port
         self.httpd: ThreadingHTTPServer | None = None
         self.start()
@@ -317,14 +328,27 @@ class FakeAPIServer:
         self._serving.start()
 
     def stop(self) -> None:
-        if self.httpd:
-            self.httpd.shutdown()
+        """Stop as a real server goes down: the listener closes and so does every open connection. (Closing
+        only the listener left idle keep-alive connections answered by their handler threads, so a client
+        with a pooled connection still got answers from a "stopped" server.) Every handler thread is joined."""
+        with self.lock:
+            httpd, self.httpd = self.httpd, None  # a connection set up from now on is closed at once (setup)
+        if httpd:
+            httpd.shutdown()
             self._serving.join(5)
             self.drop_watches()
-            self.httpd.close_connections()
-            self.httpd.server_close()  # joins the handler threads
-            self.httpd = None
+            with self.lock:
+                for sock in list(self.connections):
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+            httpd.close_connections()
+            httpd.server_close()  # joins the handler threads
         self.drop_watches()
+        with self.lock:
+            for sock in list(self.connections):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            self.connections.clear()
         if self.admission_config:
             self.admission_config.client.close()
             self.admission_config = None
@@ -507,6 +531,7 @@ class FakeAPIServer:
             raise APIError(400, "BadRequest", f"unsupported dry run value {query['dryRun']!r}")
         if self.on_write and not dry:
             self.on_write(verb, res, namespace, name)
+        self._request.options = (query.get("fieldManager"), query.get("force") in ("true", "1"))
         for _ in range(5):
             try:
                 return self._write_once(verb, res, namespace, name, sub, body, content_type, dry)
@@ -526,6 +551,9 @@ class FakeAPIServer:
                 self.writes += 1
             return 200, {**status(200, "", ""), "status": "Success"}, []
         retry = False
+        if verb == "PATCH" and content_type.split(";")[0].strip() == APPLY_PATCH:
+            obj, retry = self._applied(res, namespace, name, old, body)
+            return self._admit_and_store(res, namespace, name, sub, old, obj, dry, retry, applied=True)
         if verb == "POST":
             obj = self._body(body)
             name = obj["metadata"].get("name") or ""
@@ -548,6 +576,37 @@ class FakeAPIServer:
             obj = self._patched(res, old, body, content_type)
             retry = obj["metadata"].get("resourceVersion") == old["metadata"]["resourceVersion"]
         return self._admit_and_store(res, namespace, name, sub, old, obj, dry, retry)
+
+    def _applied(self, res: Resource, namespace: str, name: str, old: dict | None, body: bytes) -> tuple[dict, bool]:
+        """Server-side apply (tests/sources/fake_apply.py): the merged object and whether it is unconditional."""
+        manager, force = self._request.options
+        if not manager:
+            raise APIError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
+                           "is required for apply patch")
+        try:
+            config = yaml.safe_load(body)
+        except yaml.YAMLError as exc:
+            raise APIError(400, "BadRequest", f"error decoding YAML: {exc}") from exc
+        if not isinstance(config, dict) or not isinstance(config.get("metadata") or {}, dict):
+            raise APIError(400, "BadRequest", "the object provided is unrecognized")
+        if config.get("apiVersion") != res.api_version or config.get("kind") != res.kind:
+            raise APIError(400, "BadRequest", f"the apply patch must be a {res.api_version} {res.kind}")
+        config.setdefault("metadata", {})
+        if (config["metadata"].get("name") or name) != name:
+            raise APIError(400, "BadRequest", "the name of the object does not match the name on the URL")
+        schema = fake_apply.crd_schema(res.plural, res.group, res.version)
+        try:
+            obj = fake_apply.apply(_copy(old) if old is not None else None, config, manager, force, schema,
+                                   res.api_version)
+        except fake_apply.ApplyConflict as exc:
+            raise APIError(409, "Conflict", fake_apply.conflict_message(exc.conflicts), {"causes": [
+                {"type": "FieldManagerConflict", "message": f'conflict with "{m}" using {v}', "field": f}
+                for m, v, f in exc.conflicts]}) from exc
+        if old is not None:
+            obj["metadata"]["resourceVersion"] = config["metadata"].get("resourceVersion") or \
+                old["metadata"]["resourceVersion"]
+        retry = old is not None and not config["metadata"].get("resourceVersion")
+        return obj, retry
 
     def _body(self, body: bytes) -> dict:
         try:
@@ -581,7 +640,7 @@ class FakeAPIServer:
                        f"media types include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}")
 
     def _admit_and_store(self, res: Resource, namespace: str, name: str, sub: str, old: dict | None, obj: dict,
-                         dry: bool, retry: bool) -> tuple[int, dict, list[str]]:
+                         dry: bool, retry: bool, applied: bool = False) -> tuple[int, dict, list[str]]:
         meta = obj["metadata"]
         if (meta.get("name") or name) != name or (res.namespaced and meta.get("namespace", namespace) != namespace):
             raise APIError(400, "BadRequest", "the name or namespace of the object does not match the request")
@@ -589,26 +648,23 @@ class FakeAPIServer:
         if res.namespaced:
             meta["namespace"] = namespace
         obj["kind"], obj["apiVersion"] = res.kind, res.api_version
-        if old is not None:
-            if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"]["resourceVersion"]:
-                raise _conflict(res, name)
-            if res.status:  # the main resource does not write status; the status subresource writes only it
-                if sub == "status":
-                    obj = {**old, "metadata": dict(old["metadata"]), "status": obj.get("status")}
-                else:
-                    obj = {**obj, "status": old.get("status")}
-                if obj.get("status") is None:
-                    obj.pop("status")
-            obj["metadata"] = {**obj["metadata"], **{k: old["metadata"][k] for k in ("uid", "creationTimestamp")
-                                                     if k in old["metadata"]}}
-        else:
-            if res.status and not res.builtin:
-                obj.pop("status", None)  # a custom resource's status is written through /status only
-            meta.update(uid=str(uuid.uuid4()), creationTimestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        stale = old is not None and meta.get("resourceVersion") not in (None, "", old["metadata"]["resourceVersion"])
+        if stale:
+            raise _conflict(res, name)
         warnings: list[str] = []
+        operation = "UPDATE" if old else "CREATE"
+        # As the kube-apiserver orders it: mutating admission sees the object as sent (status included, no
+        # uid yet on create), then the strategy (PrepareForCreate/Update: status and system fields), then
+        # validating admission sees what would be stored.
         if sub != "status":
-            obj = self._admit(res, "UPDATE" if old else "CREATE", obj, old, dry, warnings)
+            obj = self._admit(res, operation, obj, old, dry, warnings, mutating=True)
+        obj = self._prepare(res, sub, old, obj)
         obj = self.validate(res, obj)
+        if sub != "status" and not applied:
+            obj = fake_apply.record_update(old, obj, self._request.options[0], fake_apply.crd_schema(
+                res.plural, res.group, res.version), res.api_version)
+        if sub != "status":
+            obj = self._admit(res, operation, obj, old, dry, warnings, mutating=False)
         obj["metadata"]["generation"] = _generation(old, obj)
         if old is None:
             obj["metadata"].pop("resourceVersion", None)
@@ -631,14 +687,34 @@ class FakeAPIServer:
             self.writes += 1
         return (201 if old is None else 200), stored, warnings
 
+    @staticmethod
+    def _prepare(res: Resource, sub: str, old: dict | None, obj: dict) -> dict:
+        """The registry strategy: status only through /status, system fields kept or assigned."""
+        obj = {**obj, "metadata": dict(obj["metadata"])}
+        if old is not None:
+            if res.status:  # the main resource does not write status; the status subresource writes only it
+                if sub == "status":
+                    obj = {**old, "metadata": dict(old["metadata"]), "status": obj.get("status")}
+                else:
+                    obj = {**obj, "status": old.get("status")}
+                if obj.get("status") is None:
+                    obj.pop("status")
+            kept = {k: old["metadata"][k] for k in ("uid", "creationTimestamp") if k in old["metadata"]}
+            obj["metadata"].update(kept)
+        else:
+            if res.status and not res.builtin:
+                obj.pop("status", None)  # a custom resource's status is written through /status only
+            obj["metadata"].update(uid=str(uuid.uuid4()),
+                                   creationTimestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        return obj
+
     def _admit(self, res: Resource, operation: str, obj: dict, old: dict | None, dry: bool,
-               warnings: list[str]) -> dict:
+               warnings: list[str], mutating: bool) -> dict:
         config = self.admission_config
         if config is None or res.plural not in config.plurals:
             return obj
-        for url, mutating in ((config.mutating_url, True), (config.validating_url, False)):
-            if not url:
-                continue
+        url = config.mutating_url if mutating else config.validating_url
+        if url:
             request = {
                 "uid": str(uuid.uuid4()),
                 "kind": {"group": res.group, "version": res.version, "kind": res.kind},
@@ -660,7 +736,7 @@ class FakeAPIServer:
                 answer = resp.json()["response"]
             except Exception as exc:  # noqa: BLE001 (any failure calling the webhook)
                 if config.failure_policy == "Ignore":
-                    continue
+                    return obj
                 raise APIError(500, "InternalError", f'Internal error occurred: failed calling webhook '
                                f'"{config.name}": failed to call webhook: {exc}') from exc
             if answer.get("uid") != request["uid"]:
@@ -731,6 +807,24 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        fake = self.server_fake
+        with fake.lock:
+            self.stopped = fake.httpd is not self.server  # accepted just before stop(): the server is gone
+            if not self.stopped:
+                fake.connections.add(self.connection)
+
+    def handle(self) -> None:
+        if not self.stopped:
+            super().handle()
+
+    def finish(self) -> None:
+        with self.server_fake.lock:
+            self.server_fake.connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
     def _send_json(self, code: int, body: dict, warnings: list[str] = ()) -> None:  # type: ignore[assignment]  # () default: never mutated
         data = orjson.dumps(body)
         self.send_response(code)
@@ -792,8 +886,15 @@ class _Handler(BaseHTTPRequestHandler):
                     return self._watch(res, namespace, query)
                 if not name:
                     return self._send_json(200, fake.list(res, namespace, query))
-                if fake.hang_gets:
+                if fake.hang_gets:  # read, then answer late: the answer is the state when it was read
+                    try:
+                        found: dict | APIError = fake.get_one(res, namespace, name)
+                    except APIError as exc:
+                        found = exc
                     time.sleep(fake.hang_gets)
+                    if isinstance(found, APIError):
+                        raise found
+                    return self._send_json(200, found)
                 return self._send_json(200, fake.get_one(res, namespace, name))
             if (verb == "POST") == bool(name):
                 raise APIError(405, "MethodNotAllowed",
@@ -845,6 +946,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         with fake.lock:
+            if self.connection not in fake.connections:  # stop() closed it while the request was being read
+                return
             fake.watchers.add(self.connection)
         try:
             if since and since + 1 < fake.oldest:

@@ -203,3 +203,26 @@ def test_revisions_fetched_on_demand_and_cached(fake, source_for):
     assert src.get_revision("vm-u1-rev", "apps")["data"]["metadata"]["name"] == "u1"
     assert fake.count("GET /apis/apps/v1/namespaces/apps/controllerrevisions/vm-u1-rev") == 1
     assert src.get_revision("nope", "apps") is None
+
+
+def test_a_live_get_that_races_a_deletion_is_not_cached(fake, source_for):
+    """The GET read the object, the DELETED event came in before its answer: caching the answer would keep
+    serving a deleted instance type until the next relist."""
+    import threading
+
+    src = source_for(fake, lookup_timeout=5)
+    assert src.wait_synced(10)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    fake.add(it("doomed"), notify=False)  # exists, but no watch has seen it: a cache miss does a live GET
+    fake.hang_gets = 1.5
+    found: list = []
+    lookup = threading.Thread(target=lambda: found.append(src.get(CLUSTER_INSTANCETYPE, "doomed")))
+    lookup.start()
+    time.sleep(0.3)
+    fake.delete(it("doomed"))  # watchers see DELETED while the GET's answer is on its way
+    eventually(lambda: informer.resource_version == str(fake.rv))  # the DELETED event was applied
+    lookup.join()
+    fake.hang_gets = 0
+    assert found and found[0]["metadata"]["name"] == "doomed"  # this lookup got the answer it read
+    assert ("", "doomed") not in informer.store
+    assert src.get(CLUSTER_INSTANCETYPE, "doomed") is None

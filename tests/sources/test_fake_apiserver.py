@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import http.client as httplib
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -207,3 +209,29 @@ def test_admission_jsonpatch_is_applied_as_the_api_server_does(fake, http):
     finally:
         hook.shutdown()
         hook.server_close()
+
+
+def _answer(conn) -> int | None:
+    """The status of a GET on this (kept-alive) connection, None when the server answers nothing."""
+    try:
+        conn.request("GET", "/apis/kubevirt.io/v1/virtualmachines")
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    except (OSError, httplib.HTTPException):
+        return None
+
+
+def test_a_stopped_server_answers_no_open_connection(fake):
+    """The race behind the fault test's rare failure: a connection accepted before stop() (a keep-alive one in a
+    client's pool, or a watch whose request was still being read) kept being served by its handler thread."""
+    kept_alive = httplib.HTTPConnection("127.0.0.1", fake.port, timeout=5)
+    assert _answer(kept_alive) == 200
+    idle = httplib.HTTPConnection("127.0.0.1", fake.port, timeout=5)
+    idle.connect()  # accepted, no request yet
+    time.sleep(0.2)
+    fake.stop()
+    assert _answer(kept_alive) is None
+    assert _answer(idle) is None
+    kept_alive.close()
+    idle.close()
