@@ -26,7 +26,6 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 from image_pod import HOST_LOOPBACK, SERVICE_ACCOUNT_DIR, Pod, free_port, secret_files, wait_for
 from ship_checks import by_kind, one
 
@@ -449,11 +448,3 @@ def test_build_context_digest_follows_what_the_dockerfile_copies(tmp_path):
     assert BUILD.context_digest("sha256:base", "", tmp_path) != first
     assert {str(p.relative_to(tmp_path)) for p in BUILD.context_files(tmp_path)} == {
         "Dockerfile", "pyproject.toml", "README.md", "app/catalog/x.yaml"}
-
-
-def test_dockerfile_base_is_a_build_argument_defaulting_to_python_slim():
-    text = (ROOT / "Dockerfile").read_text()
-    assert "ARG BASE_IMAGE=python:3.11-slim" in text.splitlines()
-    froms = [line.split(None, 1)[1] for line in text.splitlines() if line.startswith("FROM ")]
-    assert froms == ["${BASE_IMAGE} AS build", "${BASE_IMAGE}"]
-    assert yaml.safe_load((ROOT / "charts" / "instancetype-webhook" / "Chart.yaml").read_text())["appVersion"]
