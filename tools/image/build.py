@@ -120,8 +120,8 @@ def arch_of(platform: str) -> str:
 def choose_base(engine: Engine, platform: str, requested: str, log: bool = True) -> str:
     if requested:
         return requested
-    if not platform and (engine.exists(UPSTREAM_BASE) or engine.run("pull", "-q", UPSTREAM_BASE,
-                                                                     check=False).returncode == 0):
+    if (not platform and engine.exists(UPSTREAM_BASE)) or engine.run(
+            "pull", "-q", *(["--platform", platform] if platform else []), UPSTREAM_BASE, check=False).returncode == 0:
         return UPSTREAM_BASE
     arch = arch_of(platform) or subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
                                                text=True).stdout.strip() or "amd64"
