@@ -10,9 +10,8 @@ ARG BASE_IMAGE=python:3.11-slim
 
 FROM ${BASE_IMAGE} AS build
 # Set only for the build (podman build --build-arg PIP_CERT=...), e.g. a CA bundle mounted with -v: pip
-# reads them from the environment of the RUN steps; the final stage does not declare them.
+# reads it from the environment of the RUN steps; the final stage does not declare it.
 ARG PIP_CERT
-ARG PIP_INDEX_URL
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src

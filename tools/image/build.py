@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,10 +131,14 @@ def choose_base(engine: Engine, platform: str, requested: str, log: bool = True)
         if log:
             print(f"image: {UPSTREAM_BASE} cannot be pulled for {platform or 'this machine'}: making {local} "
                   "with tools/image/make-base.sh", file=sys.stderr, flush=True)
-        made = subprocess.run(["bash", str(HERE / "make-base.sh"), local, arch],
+        start = time.monotonic()
+        made = subprocess.run(["bash", str(HERE / "make-base.sh"), local, arch], capture_output=True, text=True,
                               env={**os.environ, **engine.env, "ENGINE": engine.path})
         if made.returncode != 0:
-            raise ImageError(f"tools/image/make-base.sh failed (exit {made.returncode})")
+            tail = "\n".join((made.stdout + made.stderr).splitlines()[-30:])
+            raise ImageError(f"tools/image/make-base.sh failed (exit {made.returncode}):\n{tail}")
+        if log:
+            print(f"image: made {local} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
     return local
 
 
@@ -146,8 +151,6 @@ def build_args(engine: Engine, base: str, platform: str, tags: list[str]) -> lis
     ca = Path(os.environ.get("PIP_CERT", HOST_CA))
     if engine.name == "podman" and ca.is_file():
         args += ["--volume", f"{ca.resolve()}:{BUILD_CA}:ro", "--build-arg", f"PIP_CERT={BUILD_CA}"]
-    if os.environ.get("PIP_INDEX_URL"):
-        args += ["--build-arg", f"PIP_INDEX_URL={os.environ['PIP_INDEX_URL']}"]
     return [*args, str(ROOT)]
 
 
@@ -201,8 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine = find_engine()
         print(f"image: {engine.name} ({engine.note or engine.path})", file=sys.stderr, flush=True)
+        start = time.monotonic()
         engine, ref, built = ensure_image(args.platform, args.base, (args.tag,), args.rebuild, engine=engine)
-        if not built:
+        if built:
+            print(f"image: built {ref} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+        else:
             print(f"image: {ref} was built from this tree content before: tagged {args.tag}", file=sys.stderr)
         print(report(engine, args.tag))
     except ImageError as exc:
