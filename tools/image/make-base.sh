@@ -33,7 +33,10 @@ mmdebstrap --quiet --variant=minbase --aptopt='APT::Install-Recommends "false"' 
   --customize-hook='rm -rf "$1"/var/cache/debconf/*-old "$1"/var/lib/dpkg/*-old "$1"/var/log/*' \
   "$SUITE" "$tar" "${mirror[@]}"
 
-"$ENGINE" import --quiet \
+# The image records the architecture it was made for (podman build --platform matches on it).
+case "$ARCH" in ppc64el) oci_arch=ppc64le ;; armhf) oci_arch=arm ;; *) oci_arch="$ARCH" ;; esac
+if [ "$(basename "$ENGINE")" = docker ]; then platform=(--platform "linux/$oci_arch"); else platform=(--arch "$oci_arch"); fi
+"$ENGINE" import "${platform[@]}" \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'ENV LANG=C.UTF-8' \
   --change 'CMD ["python3"]' \
