@@ -204,8 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine = find_engine()
         print(f"image: {engine.name} ({engine.note or engine.path})", file=sys.stderr, flush=True)
+        base = choose_base(engine, args.platform, args.base or os.environ.get("BASE_IMAGE", ""))
         start = time.monotonic()
-        engine, ref, built = ensure_image(args.platform, args.base, (args.tag,), args.rebuild, engine=engine)
+        engine, ref, built = ensure_image(args.platform, base, (args.tag,), args.rebuild, engine=engine)
         if built:
             print(f"image: built {ref} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
         else:
