@@ -1,31 +1,45 @@
 # syntax=docker/dockerfile:1
-# instancetype-webhook: a multi-stage build. The builder turns the project (and every dependency) into
-# wheels; the final stage installs them from that local wheel house with no index, no compiler and no
-# build tools, and runs as a numeric non-root user (matching the chart's runAsUser).
+# instancetype-webhook: a multi-stage build. The builder installs the project's wheel (with its package data)
+# and every runtime dependency into a virtual environment, then removes the installers from it; the final
+# stage is the base plus that one environment, with no pip, setuptools, wheel, compiler or source, and runs
+# as a numeric non-root user (matching the chart's runAsUser).
+#
+# BASE_IMAGE: any image with Python 3.11 and its venv module, python in /usr/local (python:3.11-slim) or
+# /usr (Debian's python3; tools/image/make-base.sh makes one where no registry can be reached).
+ARG BASE_IMAGE=python:3.11-slim
 
-FROM python:3.11-slim AS build
+FROM ${BASE_IMAGE} AS build
+# Set only for the build (podman build --build-arg PIP_CERT=...), e.g. a CA bundle mounted with -v: pip
+# reads it from the environment of the RUN steps; the final stage does not declare it.
+ARG PIP_CERT
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY app ./app
-# Our wheel plus the wheels of all runtime dependencies (binary wheels exist for lxml, orjson, cryptography).
-RUN pip wheel --wheel-dir /wheels .
+# Our wheel (package data as pyproject declares it), installed with its dependencies into /opt/instancetype-webhook
+# (binary wheels exist for lxml, orjson, cryptography); byte-compiled so that the read-only image starts fast.
+# Then out go the installers and the kubernetes client's asyncio copy (kubernetes/aio, about 68 MB), which
+# nothing here imports (tests/ship/test_image.py checks app/ never does).
+RUN python -m venv /opt/instancetype-webhook \
+ && /opt/instancetype-webhook/bin/pip wheel --no-deps --wheel-dir /wheels . \
+ && /opt/instancetype-webhook/bin/pip install /wheels/instancetype_webhook-*.whl \
+ && /opt/instancetype-webhook/bin/pip uninstall --yes pip setuptools wheel \
+ && rm -rf /opt/instancetype-webhook/lib/python3.11/site-packages/kubernetes/aio \
+           /opt/instancetype-webhook/bin/activate* /opt/instancetype-webhook/bin/Activate.ps1
 
-FROM python:3.11-slim
+FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="instancetype-webhook" \
       org.opencontainers.image.description="KubeVirt instance type and preference admission webhook" \
       org.opencontainers.image.licenses="Apache-2.0"
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
-RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    pip install --no-index --find-links=/wheels /wheels/instancetype_webhook-*.whl
+    PATH=/opt/instancetype-webhook/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+COPY --from=build /opt/instancetype-webhook /opt/instancetype-webhook
 USER 65532:65532
 WORKDIR /tmp
 EXPOSE 8443 8080
 ENTRYPOINT ["instancetype-webhook", "serve"]
-# Without arguments: a throw-away self-signed certificate (try it with `docker run -p 8443:8443`);
+# Without arguments: a throw-away self-signed certificate (try it with `podman run -p 8443:8443`);
 # the chart and webhook_config/ replace these with the real TLS flags.
 CMD ["--dev", "--host=0.0.0.0", "--port=8443"]

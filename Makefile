@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443; the samples pick their policy by annotation)
 #   make test    install what the tests need and run them
+#   make image   build the container image (podman, or docker; tools/image/build.py, docs/install/image.md)
 # Documentation: make docs (build the site into site/, --strict), make docs-serve (http://127.0.0.1:8000),
 # make docs-reference (regenerate docs/reference/ from the code).
 # The tests read tests/data/shared/, an in-tree copy of ../shared; `make sync-shared` refreshes it.
@@ -10,7 +11,7 @@ PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.installed
 
-.PHONY: serve test install conformance sync-shared bench clean docs docs-serve docs-reference
+.PHONY: serve test install conformance sync-shared bench image clean docs docs-serve docs-reference
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -46,6 +47,10 @@ docs-serve: $(STAMP)
 
 docs-reference: $(STAMP)
 	$(PY) tools/gen_docs.py
+
+# BASE_IMAGE=... picks the base; without it python:3.11-slim, or a local Debian base where that cannot be pulled.
+image:
+	python3 tools/image/build.py $(if $(PLATFORM),--platform $(PLATFORM))
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
