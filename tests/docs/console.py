@@ -35,7 +35,7 @@ SERVE_URL, METRICS_URL = "127.0.0.1:8443", "127.0.0.1:8080"
 # What a runnable command may call: this project's CLI, curl against `make serve`, plain shell helpers.
 HELPERS = frozenset({
     "instancetype-webhook", "curl", "cat", "sed", "echo", "printf", "grep", "head", "tail", "cut", "sort",
-    "uniq", "wc", "tr", "diff", "cp", "mkdir", "ls", "python3", "base64", "true", "test",
+    "uniq", "wc", "tr", "diff", "cp", "mkdir", "ls", "chmod", "python3", "base64", "true", "test",
 })
 SEPARATORS = frozenset({"|", "||", "&&", ";", "(", ")", "$(", "`"})
 BACKGROUND = re.compile(r"(?<![>&|])&(?![&>])\s*(?:$|;|\n)")
