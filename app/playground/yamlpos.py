@@ -103,7 +103,7 @@ def parse(text: str) -> Parsed:
         if not loader.check_node():
             raise YAMLProblem("the text is empty: paste a VirtualMachine")
         node = loader.get_node()
-        if node is None:
+        if node is None or node.tag == "tag:yaml.org,2002:null":
             raise YAMLProblem("the text holds no object: paste a VirtualMachine")
         if loader.check_node():
             extra = _mark(loader.get_node() or node)
@@ -173,6 +173,15 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
+_LINE_BREAKS = ("\x85", "\u2028", "\u2029", "\ufeff")  # PyYAML writes these raw, then reads them as breaks
+
+
 def dump(value: Any) -> str:
-    """`value` as block YAML, keys in their order (what the page shows, and what `parse` reads back)."""
-    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
+    """`value` as block YAML, keys in their order (what the page shows, and what `parse` reads back).
+    Non-ASCII text is written as itself, unless it holds a character PyYAML cannot read back raw."""
+    text: str = yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                          width=100)
+    if any(c in text for c in _LINE_BREAKS):
+        text = yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=False,
+                         width=100)
+    return text
