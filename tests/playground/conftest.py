@@ -1,0 +1,14 @@
+"""One `serve --dev` (as `make serve`) for the playground's HTTP and browser tests."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from tests.playground.live import Live, serve_dev
+
+
+@pytest.fixture(scope="session")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    with serve_dev(tmp_path_factory.mktemp("dev-server")) as live:
+        yield live
