@@ -126,9 +126,10 @@ async function runNow() {
     result = { ok: false, error: "the server did not answer: " + err };
   }
   if (mine !== serial) return; // a newer run is on its way
-  document.body.classList.remove("busy");
   render(result);
-  saveState();
+  await saveState();
+  document.body.classList.remove("busy");
+  document.body.dataset.runs = String(mine); // how many answers the page has shown
 }
 
 // ---- rendering ---------------------------------------------------------------------------------------
