@@ -15,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from app.playground.yamlpos import dump  # noqa: E402  (after the path is set)
+
 OUT = ROOT / "app" / "playground" / "samples"
 # sample file -> (example, what it shows), in the order the page lists them
 SAMPLES = {

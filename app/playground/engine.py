@@ -81,12 +81,12 @@ def subject(parsed: Parsed, max_depth: int) -> tuple[rv.Review, Path]:
         raise PlaygroundError(f"the text holds a {doc.get('kind') or 'object without a kind'}: "
                               "paste a VirtualMachine (kind: VirtualMachine, with a spec)")
     namespace = namespace_of({}, doc)
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else ""
+    built: dict[str, Any] = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
         "uid": "playground", "kind": VM_KIND, "resource": VM_RESOURCE, "operation": "CREATE",
         "namespace": namespace, "name": name, "object": doc, "dryRun": True}}
-    return rv.parse_review(orjson.dumps(review), max_depth), ()
+    return rv.parse_review(orjson.dumps(built), max_depth), ()
 
 
 def is_vm_object(obj: Any) -> bool:

@@ -19,7 +19,8 @@ def rows(left: list[str], right: list[str]) -> list[Row]:
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            out.extend(Row(left=i + 1, right=j + 1, change="same") for i, j in zip(range(i1, i2), range(j1, j2)))
+            pairs = zip(range(i1, i2), range(j1, j2), strict=True)
+            out.extend(Row(left=i + 1, right=j + 1, change="same") for i, j in pairs)
             continue
         paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
         out.extend(Row(left=i1 + k + 1, right=j1 + k + 1, change="changed") for k in range(paired))

@@ -38,7 +38,7 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader whose timestamps stay the strings they were written as."""
 
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_str)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_str)  # type: ignore[type-var]  # the stubs type the method on SafeConstructor, not the subclass
 
 
 @dataclass(frozen=True)

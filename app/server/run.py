@@ -213,7 +213,8 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)
     config = uvicorn.Config(
-        create_app(hook, playground, where), host=settings.host, port=settings.port, ssl_context_factory=tls.context_factory,
+        create_app(hook, playground, where), host=settings.host, port=settings.port,
+        ssl_context_factory=tls.context_factory,
         access_log=False, log_config=None, log_level=settings.log_level, lifespan="off",
         timeout_graceful_shutdown=settings.shutdown_grace, server_header=False, **transport_options(),
     )

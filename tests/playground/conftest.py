@@ -1,7 +1,7 @@
 """One `serve --dev` (as `make serve`) for the playground's HTTP and browser tests."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -4,8 +4,9 @@ INSTANCETYPE_WEBHOOK_SCREENSHOTS=DIR keeps them there instead)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -95,7 +96,8 @@ def test_a_conflict_highlights_its_fields_in_the_editor(page, shots):
     assert [t.strip() for t in texts(page, "#backdrop div.cause")] == ["sockets: 4", "guest: 8Gi"]
     assert texts(page, "#gutter div.cause") == ["19", "21"]
     causes = page.find_elements("css selector", "#causes button.cause-path")
-    assert [c.text for c in causes] == ["spec.template.spec.domain.cpu.sockets", "spec.template.spec.domain.memory.guest"]
+    assert [c.text for c in causes] == ["spec.template.spec.domain.cpu.sockets",
+                                        "spec.template.spec.domain.memory.guest"]
     causes[1].click()
     selected = page.execute_script("const t = document.getElementById('text');"
                                    "return t.value.slice(t.selectionStart, t.selectionEnd)")

@@ -48,7 +48,8 @@ def test_samples_and_catalogue(dev_server):
     assert "kind: VirtualMachine" in samples[0]["text"]
     assert {"u1.medium", "u1.2xlarge", "cx1.large"} <= set(catalog["instancetypes"])
     assert {"fedora", "rhel.9", "windows.11"} <= set(catalog["preferences"])
-    assert (catalog["source"], catalog["policy"], catalog["vmPolicyOverrides"]) == ("bundled catalogue", "reference", True)
+    assert (catalog["source"], catalog["policy"]) == ("bundled catalogue", "reference")
+    assert catalog["vmPolicyOverrides"] is True
 
 
 def test_run_answers_what_the_webhook_would_do(dev_server):
