@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from app.server.settings import POLICIES, ServerSettings
 
 
-def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("playground", help="serve the playground page: what the webhook would do to a VM",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1: this machine only)")
