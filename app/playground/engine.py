@@ -176,10 +176,22 @@ def examine(review: rv.Review, parsed: Parsed, prefix: Path, choices: Choices, c
     stored_yaml = dump(stored)
     diff = rows(sent.splitlines(), stored_yaml.splitlines())
     out.update(allowed=True, storedYAML=stored_yaml, diff=diff, changedLines=list(changed_lines(diff)),
-               flat=not has_matcher(stored.get("spec") or {}))
+               flat=not has_matcher(stored.get("spec") or {}), patchLines=patch_lines(patch, sent, stored_yaml))
     out.update(domain(stored, namespace, ctx))
     if choices.resize_instancetype or choices.resize_preference:
         out["resize"] = resize(stored, namespace, choices, ctx)
+    return out
+
+
+def patch_lines(patch: list[dict[str, Any]], sent: str, stored: str) -> list[dict[str, Any] | None]:
+    """Where each operation lands in the side-by-side texts: a removal in the VM as sent, anything else in
+    the VM as stored ({"side": "sent"|"stored", "line": N}; None for a path not found)."""
+    positions = {"sent": parse(sent).positions, "stored": parse(stored).positions}
+    out: list[dict[str, Any] | None] = []
+    for op in patch:
+        side = "sent" if op.get("op") == "remove" else "stored"
+        position, exact = locate(positions[side], str(op.get("path", "")))
+        out.append({"side": side, "line": position.line} if position is not None and exact else None)
     return out
 
 

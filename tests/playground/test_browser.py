@@ -121,6 +121,16 @@ def test_resize_shows_the_new_vm(page, shots):
     screenshot(page, shots, "playground-resize")
 
 
+def test_a_patch_operation_leads_to_its_line(page, shots):
+    tab(page, "patch")
+    screenshot(page, shots, "playground-patch")
+    ops = page.find_elements("css selector", "#patch li")
+    cpu = next(li for li in ops if " /spec/template/spec/domain/cpu " in li.text)
+    cpu.find_element("css selector", "button.jump").click()
+    assert page.find_element("id", "tab-diff").is_displayed()
+    assert [t.strip() for t in texts(page, "#diff span.flash")] == ["cpu:"]
+
+
 def test_the_link_restores_what_was_seen(page, dev_server):
     click_sample(page, "reference")
     choose(page, "policy", "expand")

@@ -128,3 +128,14 @@ def test_the_text_is_never_changed_in_place(ctx):
     text = SAMPLES["expand"]
     first = run(text, Choices(instancetype="u1.large"), ctx)
     assert run(text, Choices(instancetype="u1.large"), ctx) == first
+
+
+def test_each_patch_operation_points_at_its_line(ctx):
+    out = run(SAMPLES["expand"], Choices(), ctx)
+    texts = {"sent": out["sentYAML"].splitlines(), "stored": out["storedYAML"].splitlines()}
+    assert len(out["patchLines"]) == len(out["patch"])
+    for op, at in zip(out["patch"], out["patchLines"], strict=True):
+        assert at["side"] == ("sent" if op["op"] == "remove" else "stored")
+        key = op["path"].rsplit("/", 1)[1].replace("~1", "/")
+        line = texts[at["side"]][at["line"] - 1].strip()
+        assert line.startswith((f"{key}:", f"'{key}':")), (op["path"], line)

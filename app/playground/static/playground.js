@@ -231,9 +231,11 @@ function renderDiff(box, leftText, rightText, rows) {
   for (const row of rows) {
     const l = row.left !== null, r = row.right !== null;
     frag.appendChild(el("span", l ? row.left : "", "n"));
-    frag.appendChild(el("span", l ? left[row.left - 1] : "", l ? `${row.change} l` : "blank"));
+    const leftText = frag.appendChild(el("span", l ? left[row.left - 1] : "", l ? `${row.change} l` : "blank"));
     frag.appendChild(el("span", r ? row.right : "", "n"));
-    frag.appendChild(el("span", r ? right[row.right - 1] : "", r ? `${row.change} r` : "blank"));
+    const rightText = frag.appendChild(el("span", r ? right[row.right - 1] : "", r ? `${row.change} r` : "blank"));
+    if (l) leftText.dataset.sent = String(row.left);
+    if (r) rightText.dataset.stored = String(row.right);
   }
   box.replaceChildren(frag);
 }
@@ -245,14 +247,31 @@ function renderPatch(r) {
   $("patch-note").textContent = !r.allowed && r.deniedBy === "mutate" ? "Refused: no patch."
     : ops.length ? `${ops.length} operation(s), as /mutate answers them (RFC 6902, decoded from base64).`
       : "No patch: the VM is stored as sent.";
-  for (const op of ops) {
+  const lines = r.patchLines || [];
+  ops.forEach((op, i) => {
     const li = el("li");
+    const at = lines[i];
+    if (at) {
+      const jump = li.appendChild(el("button", `${at.side} line ${at.line}`, "jump"));
+      jump.type = "button";
+      jump.addEventListener("click", () => showDiffLine(at.side, at.line));
+    }
     li.appendChild(el("span", op.op, `op op-${op.op}`));
     li.appendChild(el("span", " " + op.path));
     if ("value" in op) li.appendChild(el("span", " " + JSON.stringify(op.value)));
     if ("from" in op) li.appendChild(el("span", " from " + op.from));
     list.appendChild(li);
-  }
+  });
+}
+
+function showDiffLine(side, line) {
+  showTab("diff");
+  saveState();
+  for (const old of document.querySelectorAll("#diff span.flash")) old.classList.remove("flash");
+  const target = document.querySelector(`#diff span[data-${side}="${Number(line)}"]`);
+  if (!target) return;
+  target.classList.add("flash");
+  target.scrollIntoView({ block: "center" });
 }
 
 function renderDomain(r) {
