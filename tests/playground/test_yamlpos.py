@@ -62,7 +62,7 @@ def test_split_field():
 
 @pytest.mark.parametrize(("text", "line", "column", "words"), [
     ("spec:\n  a: [1, 2\n", 3, 1, "expected ',' or ']'"),
-    ("spec:\n\tbad: tab\n", 2, 1, "found character '\\t'"),
+    ("spec:\n\tbad: tab\n", 2, 1, "cannot start any token"),
     ("a: 1\n---\nb: 2\n", 3, 1, "more than one YAML document"),
     ("spec:\n  7: seven\n", 2, 3, "not a string"),
 ])
