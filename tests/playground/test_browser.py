@@ -152,6 +152,14 @@ def test_the_link_restores_what_was_seen(page, dev_server):
         assert texts(other, "#patch li") == seen["patch"] and seen["patch"]
 
 
+def test_the_warnings_are_listed(page):
+    click_sample(page, "reference")
+    choose(page, "policy", "expand")
+    choose(page, "instancetype", "u1.large")
+    choose(page, "preference", "windows.11.virtio")
+    assert texts(page, "#warnings li") == ["flattening changes input default-0: bus virtio -> usb"]
+
+
 def test_hostile_text_is_shown_as_text(page, shots):
     vm = ("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n"
           f"  name: '{HOSTILE}'\n  annotations:\n    note: '<script>window.pwned=2</script>'\n"

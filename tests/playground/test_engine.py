@@ -139,3 +139,11 @@ def test_each_patch_operation_points_at_its_line(ctx):
         key = op["path"].rsplit("/", 1)[1].replace("~1", "/")
         line = texts[at["side"]][at["line"] - 1].strip()
         assert line.startswith((f"{key}:", f"'{key}':")), (op["path"], line)
+
+
+def test_the_guest_change_warnings_of_mutate_are_shown(ctx):
+    out = run(SAMPLES["reference"], Choices(policy="expand", instancetype="u1.large", preference="windows.11.virtio"),
+              ctx)
+    assert out["allowed"] is True
+    assert out["warnings"] == ["flattening changes input default-0: bus virtio -> usb"]
+    assert out["warnings"] == out["mutate"]["warnings"]  # /mutate's own answer
