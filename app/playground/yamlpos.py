@@ -113,6 +113,10 @@ def parse(text: str) -> Parsed:
             raise YAMLProblem("more than one YAML document: give only the VirtualMachine", extra.line, 1)
         positions = _walk(node)
         value = loader.construct_document(node)
+        problem = json_problem(value)
+        if problem is not None:
+            where = positions.get(problem[0]) or Position(0, 0)
+            raise YAMLProblem(problem[1], where.line, where.column)
     except yaml.YAMLError as exc:
         raise _problem(exc) from exc
     except RecursionError as exc:
@@ -120,6 +124,29 @@ def parse(text: str) -> Parsed:
     finally:
         loader.dispose()
     return Parsed(value, positions)
+
+
+def json_problem(value: Any) -> tuple[Path, str] | None:
+    """The first value JSON (and so the API server) cannot carry, with its path: a binary, a set, a
+    non-finite float, an integer past 64 bits. None when everything is plain JSON data."""
+    stack: list[tuple[Any, Path]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((v, (*path, k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+        elif isinstance(node, bool) or node is None or isinstance(node, str):
+            continue
+        elif isinstance(node, int):
+            if not -(2**63) <= node < 2**64:
+                return path, "an integer larger than 64 bits"
+        elif isinstance(node, float):
+            if node != node or node in (float("inf"), float("-inf")):
+                return path, f"{node} is not a JSON number"
+        else:
+            return path, f"a YAML {type(node).__name__} is not JSON data"
+    return None
 
 
 def split_field(field: str) -> list[str | int]:

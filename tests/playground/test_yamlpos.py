@@ -121,3 +121,15 @@ def test_dump_then_parse_gives_the_same_object_and_a_position_for_every_path(val
             yield from paths(child, (*path, key))
 
     assert set(paths(value)) <= set(parsed.positions)
+
+
+@pytest.mark.parametrize(("text", "line", "words"), [
+    ("spec:\n  data: !!binary aGVsbG8=\n", 2, "bytes is not JSON data"),
+    ("spec:\n  names: !!set {a, b}\n", 2, "set is not JSON data"),
+    ("spec:\n  ratio: .nan\n", 2, "nan is not a JSON number"),
+    ("spec:\n  big: 99999999999999999999999\n", 2, "larger than 64 bits"),
+])
+def test_values_json_cannot_carry_are_refused_at_their_line(text, line, words):
+    with pytest.raises(YAMLProblem, match=words) as caught:
+        parse(text)
+    assert caught.value.line == line
