@@ -102,6 +102,10 @@ def test_a_conflict_highlights_its_fields_in_the_editor(page, shots):
     selected = page.execute_script("const t = document.getElementById('text');"
                                    "return t.value.slice(t.selectionStart, t.selectionEnd)")
     assert selected == "guest: 8Gi"
+    page.execute_script("const t = document.getElementById('text'); t.scrollTop = t.scrollHeight;"
+                        "t.dispatchEvent(new Event('scroll'))")
+    offsets = page.execute_script("return ['text', 'backdrop', 'gutter'].map(i => document.getElementById(i).scrollTop)")
+    assert offsets[0] > 0 and offsets == [offsets[0]] * 3  # the highlights stay on their lines, scrolled to the end
     screenshot(page, shots, "playground-conflict")
 
 

@@ -28,6 +28,9 @@ function paintEditor() {
     back.appendChild(el("div", line === "" ? " " : line, mark));
     gutter.appendChild(el("div", i + 1, mark));
   });
+  // room for the textarea's scroll bar: the backdrop and the gutter must scroll as far as the textarea
+  back.appendChild(el("div", " ", "spacer"));
+  gutter.appendChild(el("div", "", "spacer"));
   $("backdrop").replaceChildren(back);
   $("gutter").replaceChildren(gutter);
   syncScroll();
