@@ -168,6 +168,10 @@ function render(r) {
   renderVerdict(r);
   renderWarnings($("warnings"), r.warnings || []);
   if (!r.allowed) {
+    $("diff-note").textContent = "Refused: the VM is not stored. This is the VM as it was sent.";
+    $("stored-head").textContent = "not stored";
+    const sent = r.sentYAML.replace(/\n$/, "").split("\n");
+    renderDiff($("diff"), r.sentYAML, "", sent.map((_, i) => ({ left: i + 1, right: null, change: "same" })));
     renderCauses(r.causes || []);
     renderPatch(r);
     paintEditor();
