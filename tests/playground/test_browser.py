@@ -95,6 +95,8 @@ def test_a_conflict_highlights_its_fields_in_the_editor(page, shots):
     assert page.find_element("id", "verdict").text.startswith("Refused by the mutating webhook (/mutate): HTTP 422")
     assert [t.strip() for t in texts(page, "#backdrop div.cause")] == ["sockets: 4", "guest: 8Gi"]
     assert texts(page, "#gutter div.cause") == ["19", "21"]
+    assert "sockets: 4" in [t.strip() for t in texts(page, "#diff span.l")] and texts(page, "#diff span.r") == []
+    assert page.find_element("id", "stored-head").text == "not stored"
     causes = page.find_elements("css selector", "#causes button.cause-path")
     assert [c.text for c in causes] == ["spec.template.spec.domain.cpu.sockets",
                                         "spec.template.spec.domain.memory.guest"]
@@ -104,7 +106,8 @@ def test_a_conflict_highlights_its_fields_in_the_editor(page, shots):
     assert selected == "guest: 8Gi"
     page.execute_script("const t = document.getElementById('text'); t.scrollTop = t.scrollHeight;"
                         "t.dispatchEvent(new Event('scroll'))")
-    offsets = page.execute_script("return ['text', 'backdrop', 'gutter'].map(i => document.getElementById(i).scrollTop)")
+    offsets = page.execute_script(
+        "return ['text', 'backdrop', 'gutter'].map(i => document.getElementById(i).scrollTop)")
     assert offsets[0] > 0 and offsets == [offsets[0]] * 3  # the highlights stay on their lines, scrolled to the end
     screenshot(page, shots, "playground-conflict")
 
