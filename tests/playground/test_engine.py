@@ -6,9 +6,12 @@ import json
 import jsonpatch
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.playground.engine import Choices, PlaygroundError, matcher, run
 from app.playground.routes import bundled_samples
+from app.playground.yamlpos import dump
 from app.server.context import ReviewContext
 from app.sources.catalog import load_catalog
 from tests.shared_data import ROOT
@@ -147,3 +150,30 @@ def test_the_guest_change_warnings_of_mutate_are_shown(ctx):
     assert out["allowed"] is True
     assert out["warnings"] == ["flattening changes input default-0: bus virtio -> usb"]
     assert out["warnings"] == out["mutate"]["warnings"]  # /mutate's own answer
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["u1.medium", "fedora", "", "4Gi", "x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["spec", "template", "domain", "cpu", "memory", "guest", "sockets", "name", "kind",
+                         "instancetype", "preference", "devices", "volumes", "metadata", "namespace"]),
+        inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.text(max_size=200),
+                 st.builds(lambda spec: dump({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                                              "metadata": {"name": "f"}, "spec": spec}),
+                           st.dictionaries(st.sampled_from(["instancetype", "preference", "template", "running"]),
+                                           _json, max_size=4))),
+       st.sampled_from(["", "reference", "expand", "expandAll"]))
+def test_any_text_gets_an_answer_never_an_exception(ctx, text, policy):
+    out = run(text, Choices(policy=policy, resize_instancetype="u1.large"), ctx)
+    assert out["ok"] in (True, False)
+    if not out["ok"]:
+        assert out["error"]
+    elif not out["allowed"]:
+        assert out["status"]["message"] or out["causes"]
+    else:
+        assert yaml.safe_load(out["storedYAML"]) is not None
