@@ -23,6 +23,8 @@ from app.server.policy import POLICIES, effective_policy, has_matcher
 
 VM_KIND = {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"}
 VM_RESOURCE = {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"}
+# The API server keeps objects up to 1.5 MiB (etcd's request limit); a VM's YAML is somewhat larger than its JSON.
+MAX_TEXT_BYTES = 2 * 1024 * 1024
 MATCHER_KINDS = {"instancetype": ("VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"),
                  "preference": ("VirtualMachinePreference", "VirtualMachineClusterPreference")}
 
@@ -133,6 +135,9 @@ def causes(response: dict[str, Any], parsed: Parsed, prefix: Path) -> list[dict[
 
 def run(text: str, choices: Choices, ctx: ReviewContext, max_depth: int = 200) -> dict[str, Any]:
     """Everything the page shows for `text` (see the module docstring)."""
+    if len(text) > MAX_TEXT_BYTES // 4 and len(text.encode()) > MAX_TEXT_BYTES:
+        return {"ok": False, "error": f"the text is larger than {MAX_TEXT_BYTES // 1024 // 1024} MiB: no API server "
+                "stores a VM that large (etcd's limit is 1.5 MiB)"}
     try:
         parsed = parse(text)
     except YAMLProblem as exc:

@@ -177,3 +177,13 @@ def test_any_text_gets_an_answer_never_an_exception(ctx, text, policy):
         assert out["status"]["message"] or out["causes"]
     else:
         assert yaml.safe_load(out["storedYAML"]) is not None
+
+
+def test_a_text_larger_than_any_storable_vm_is_refused_before_parsing(ctx):
+    from app.playground.engine import MAX_TEXT_BYTES
+
+    text = SAMPLES["expand"] + "#" * MAX_TEXT_BYTES
+    out = run(text, Choices(), ctx)
+    assert out == {"ok": False, "error": "the text is larger than 2 MiB: no API server stores a VM that large "
+                   "(etcd's limit is 1.5 MiB)"}
+    assert run(SAMPLES["expand"] + "#" * (MAX_TEXT_BYTES // 2), Choices(), ctx)["ok"] is True
