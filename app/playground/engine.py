@@ -184,7 +184,7 @@ def examine(review: rv.Review, parsed: Parsed, prefix: Path, choices: Choices, c
                flat=not has_matcher(stored.get("spec") or {}), patchLines=patch_lines(patch, sent, stored_yaml))
     out.update(domain(stored, namespace, ctx))
     if choices.resize_instancetype or choices.resize_preference:
-        out["resize"] = resize(stored, namespace, choices, ctx)
+        out["resize"] = resize(stored, stored_yaml, namespace, choices, ctx)
     return out
 
 
@@ -207,7 +207,8 @@ def domain(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, 
     return domain_xml(with_namespace(vm, namespace), namespace, ctx)
 
 
-def resize(stored: dict[str, Any], namespace: str, choices: Choices, ctx: ReviewContext) -> dict[str, Any]:
+def resize(stored: dict[str, Any], stored_yaml: str, namespace: str, choices: Choices,
+           ctx: ReviewContext) -> dict[str, Any]:
     """/preview's resize of the stored VM: the VM an UPDATE naming the new size would store."""
     from app.server.app import preview
 
@@ -217,5 +218,5 @@ def resize(stored: dict[str, Any], namespace: str, choices: Choices, ctx: Review
     result = preview(stored, ctx, namespace, choices.resize_instancetype or None, choices.resize_preference or None)
     if "vm" in result:
         result["vmYAML"] = dump(result.pop("vm"))
-        result["diff"] = rows(dump(stored).splitlines(), result["vmYAML"].splitlines())
+        result["diff"] = rows(stored_yaml.splitlines(), result["vmYAML"].splitlines())
     return result

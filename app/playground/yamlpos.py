@@ -191,8 +191,11 @@ def _step(positions: dict[Path, Position], path: Path, segments: list[str | int]
     return None
 
 
-class _Dumper(yaml.SafeDumper):
-    """SafeDumper writing multi-line strings as literal blocks (`|`), as people write cloud-init."""
+_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter when built
+
+
+class _Dumper(_DUMPER):  # type: ignore[valid-type,misc]  # a base chosen at import time
+    """The safe dumper, writing multi-line strings as literal blocks (`|`), as people write cloud-init."""
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

@@ -30,3 +30,22 @@ def test_every_line_appears_once_in_order_and_same_rows_are_equal(left, right):
         if r["change"] == "same":
             assert left[r["left"] - 1] == right[r["right"] - 1]
     assert (changed_lines(diff) == (0, 0)) == (left == right)
+
+
+def test_repeated_lines_do_not_spoil_the_alignment_of_a_long_text():
+    """Many volumes, each given one more line: every original line stays paired with itself."""
+    left = [line for i in range(3000) for line in (f"- name: v{i}", "  containerDisk:", f"    image: img:{i}")]
+    right = [line for i in range(3000)
+             for line in (f"- name: v{i}", "  containerDisk:", f"    image: img:{i}", "    imagePullPolicy: Always")]
+    diff = rows(left, right)
+    assert changed_lines(diff) == (0, 3000)
+    assert {right[r["right"] - 1] for r in diff if r["change"] == "added"} == {"    imagePullPolicy: Always"}
+
+
+@given(st.lists(st.text(alphabet="ab", max_size=2), max_size=60), st.lists(st.text(alphabet="ab", max_size=2),
+                                                                           max_size=60))
+def test_long_repetitive_texts_keep_every_line_once(left, right):
+    diff = rows(left, right)
+    assert [r["left"] for r in diff if r["left"] is not None] == list(range(1, len(left) + 1))
+    assert [r["right"] for r in diff if r["right"] is not None] == list(range(1, len(right) + 1))
+    assert all(left[r["left"] - 1] == right[r["right"] - 1] for r in diff if r["change"] == "same")
