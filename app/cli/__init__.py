@@ -7,7 +7,8 @@ import sys
 
 # Each name is a module app.cli.<name> exposing register(subparsers) that sets `func` on its parser;
 # func(args) returns the exit status.
-COMMANDS = ("expand", "validate", "conformance", "domxml", "serve", "certs", "audit", "sweep", "resize", "plan")
+COMMANDS = ("expand", "validate", "conformance", "domxml", "serve", "certs", "audit", "sweep", "resize", "plan",
+            "playground")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -332,14 +332,19 @@ class AdmissionApp:
         await send({"type": "http.response.body", "body": body})
 
 
-def create_app(hook: Webhook) -> AdmissionApp:
-    return AdmissionApp(create_api(hook), hook)
+def create_app(hook: Webhook, playground: Any = None, where: str = "") -> AdmissionApp:
+    """The server's app; with `playground` (an app.playground.routes.Playground) the page at /playground."""
+    return AdmissionApp(create_api(hook, playground, where), hook)
 
 
-def create_api(hook: Webhook) -> FastAPI:
+def create_api(hook: Webhook, playground: Any = None, where: str = "") -> FastAPI:
     app = FastAPI(title="instancetype-webhook", version="0.1.0",
                   description="KubeVirt instance type and preference admission webhook")
     app.state.hook = hook
+    if playground is not None:
+        from app.playground.routes import add_playground
+
+        add_playground(app, hook, playground.samples, where)
 
     @app.post("/mutate", openapi_extra=REVIEW_DOC, response_class=Response)
     async def mutate_endpoint(request: Request) -> Response:

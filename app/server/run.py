@@ -159,19 +159,25 @@ def transport_options() -> dict[str, Any]:
     return options
 
 
-def serve(settings: ServerSettings) -> int:
+def serve(settings: ServerSettings, playground: Any = None) -> int:
+    """Run the server; `playground` (app.playground.routes.Playground) mounts /playground, as --dev does
+    with the bundled samples."""
     configure(settings.log_level)
+    if playground is None and settings.dev:
+        from app.playground.routes import Playground, bundled_samples
+
+        playground = Playground(bundled_samples())
     cert, key = tls_files(settings)
     try:
         tls = ReloadingTLS(cert, key, settings.tls_client_ca, settings.tls_min_version, settings.tls_reload_interval)
     except TLSError as exc:
         raise ServeError(str(exc)) from exc
     if settings.workers > 1:
-        return serve_workers(settings, cert, key)
-    return serve_one(settings, cert, key, tls)
+        return serve_workers(settings, cert, key, playground)
+    return serve_one(settings, cert, key, tls, playground=playground)
 
 
-def serve_workers(settings: ServerSettings, cert: Path, key: Path) -> int:
+def serve_workers(settings: ServerSettings, cert: Path, key: Path, playground: Any = None) -> int:
     """--workers N: a supervisor and N complete servers on one port (app.server.workers)."""
     from app.server.workers import Supervisor, free_port, listen_socket
 
@@ -188,7 +194,8 @@ def serve_workers(settings: ServerSettings, cert: Path, key: Path) -> int:
                                            "port": port, "metrics_port": metrics_port, "metrics_host": "127.0.0.1"})
         try:
             tls = ReloadingTLS(cert, key, mine.tls_client_ca, mine.tls_min_version, mine.tls_reload_interval)
-            return serve_one(mine, cert, key, tls, sockets=[listen_socket(settings.host, port)], worker=index)
+            return serve_one(mine, cert, key, tls, sockets=[listen_socket(settings.host, port)], worker=index,
+                             playground=playground)
         except (ServeError, TLSError, OSError) as exc:  # as `serve` reports them, then the supervisor stops
             print(f"serve: worker {index}: {exc}", file=sys.stderr, flush=True)
             return 2
@@ -198,9 +205,11 @@ def serve_workers(settings: ServerSettings, cert: Path, key: Path) -> int:
 
 
 def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS,
-              sockets: list[Any] | None = None, worker: int | None = None) -> int:
+              sockets: list[Any] | None = None, worker: int | None = None, playground: Any = None) -> int:
     """One complete server: source, TLS reload, metrics, uvicorn, drain (listening on `sockets` if given)."""
     source, ready, offload, namespace_labels, where = build_source(settings)
+    for obj in playground.objects if playground is not None else ():  # `playground -f`: offline only
+        source.add(obj)
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
                         namespace_labels=namespace_labels, provenance=settings.provenance,
                         vm_policy_overrides=settings.allow_vm_policy, preserve_guest=settings.preserve_guest,
@@ -218,7 +227,8 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)
     config = uvicorn.Config(
-        create_app(hook), host=settings.host, port=settings.port, ssl_context_factory=tls.context_factory,
+        create_app(hook, playground, where), host=settings.host, port=settings.port,
+        ssl_context_factory=tls.context_factory,
         access_log=False, log_config=None, log_level=settings.log_level, lifespan="off",
         # uvicorn declares an int but waits with asyncio.timeout(), so fractional seconds work
         timeout_graceful_shutdown=settings.shutdown_grace,  # type: ignore[arg-type]
@@ -227,6 +237,8 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     log.info("serving https://%s:%d (policy %s, %s, TLS >= %s%s%s%s)", settings.host, settings.port, settings.policy,
              where, settings.tls_min_version, ", client certificates required" if settings.tls_client_ca else "",
              f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
+    if playground is not None and worker in (None, 0):
+        log.info("playground https://%s:%d/playground", settings.host, settings.port)
     try:
         DrainingServer(config, hook, settings.shutdown_delay).run(sockets=sockets)
     finally:

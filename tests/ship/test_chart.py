@@ -281,3 +281,11 @@ def test_vm_policy_override_is_off_unless_the_admin_turns_it_on(default_install)
     assert "--allow-vm-policy" not in args
     objs, _ = install({"allowVMPolicyOverride": True})
     assert "--allow-vm-policy" in check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_the_playground_is_never_on_in_the_chart(default_install, cert_manager_install):
+    """The playground is mounted by `serve --dev` only: the chart runs `serve` with real TLS flags."""
+    for objs, _ in (default_install, cert_manager_install):
+        args = check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert not any(a == "--dev" or a.startswith("--dev=") for a in args)
+        assert any(a.startswith("--tls-cert") for a in args) and any(a.startswith("--tls-key") for a in args)

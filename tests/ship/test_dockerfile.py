@@ -83,6 +83,8 @@ def test_builder_stage_builds_a_wheel_that_runs(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "app/cli/__init__.py" in names and "app/certs.py" in names
     assert any(n.startswith("app/catalog/") and n.endswith(".yaml") for n in names)
+    playground = {f"app/playground/static/{name}" for name in ("index.html", "playground.js", "playground.css")}
+    assert playground | {"app/playground/samples/expand.yaml"} <= set(names)  # the playground's package data
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "instancetype-webhook = app.cli:main" in entry_points
 
@@ -92,6 +94,7 @@ def test_builder_stage_builds_a_wheel_that_runs(tmp_path):
                     str(wheel)], check=True, capture_output=True, timeout=120)
     env = {**os.environ, "PYTHONPATH": str(target)}
     probe = ("import app, app.sources.catalog as c; src = c.load_catalog(); "
+             "from app.playground.routes import bundled_samples; assert len(bundled_samples()) == 5; "
              "print(app.__file__); print(type(src).__name__)")
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
                          check=True).stdout.split()
