@@ -114,3 +114,31 @@ def _wait_ready(server: Server, timeout: float) -> None:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"server not up after {timeout}s:\n{server.logs()}")
+
+
+def add_catalog(fake: Any) -> None:
+    """Every object of the bundled catalogue into the fake API server (`tests.sources.fake_apiserver`)."""
+    import yaml
+
+    from app.catalog import CATALOG_DIR
+
+    for bundle in sorted(CATALOG_DIR.glob("*.yaml")):
+        for obj in yaml.safe_load_all(bundle.read_text()):
+            if obj:
+                fake.add(obj)
+
+
+@contextmanager
+def webhook_for(fake: Any, tmp: Path, *args: str) -> Iterator[Server]:
+    """`serve --kubeconfig` against the fake API server, ready (its cache synced), and registered as the fake's
+    mutating and validating webhooks, as a real API server calls them."""
+    config = tmp / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    with serve(tmp, "--kubeconfig", str(config), *args) as server, server.client() as client:
+        deadline = time.monotonic() + 15
+        while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.get("/readyz").status_code == 200, server.logs()
+        fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
+        yield server
+

@@ -20,8 +20,7 @@ import httpx
 import pytest
 import yaml
 
-from app.catalog import CATALOG_DIR
-from tests.server.harness import Server, serve
+from tests.server.harness import Server, add_catalog, webhook_for
 from tests.shared_data import SHARED
 from tests.sources.fake_apiserver import FakeAPIServer
 
@@ -71,10 +70,7 @@ def wait_for(check, timeout: float = 10.0) -> None:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
     tmp = tmp_path_factory.mktemp("fidelity-e2e")
     fake = FakeAPIServer()
-    for bundle in sorted(CATALOG_DIR.glob("*.yaml")):
-        for obj in yaml.safe_load_all(bundle.read_text()):
-            if obj:
-                fake.add(obj)
+    add_catalog(fake)
     for obj in CDI_EXAMPLES:
         if obj.get("kind") != "DataVolume":
             fake.add(obj)
@@ -86,22 +82,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIS
     fake.add({**PLAIN_PVC, "metadata": {"name": "fedora-tenant-a", "namespace": "tenant-a",
                                         "labels": {"instancetype.kubevirt.io/default-instancetype": "u1.medium"}}})
     fake.add(CHAINED)
-    config = tmp / "kubeconfig"
-    config.write_text(fake.kubeconfig())
     try:
-        with serve(tmp, "--kubeconfig", str(config), "--policy", "expand") as server, server.client() as client:
-            wait_for(lambda: client.get("/readyz").status_code == 200, 15)
-            fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
+        with webhook_for(fake, tmp, "--policy", "expand") as server:
             yield fake, server
     finally:
         fake.stop()
-
-
-@pytest.fixture
-def api(cluster) -> Iterator[httpx.Client]:
-    fake, _ = cluster
-    with httpx.Client(base_url=fake.url, timeout=15) as client:
-        yield client
 
 
 def domain(stored: dict[str, Any]) -> dict[str, Any]:

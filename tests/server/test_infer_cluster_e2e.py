@@ -18,9 +18,8 @@ import httpx
 import pytest
 import yaml
 
-from app.catalog import CATALOG_DIR
 from app.server.policy import PROVENANCE_KEY
-from tests.server.harness import Server, serve
+from tests.server.harness import Server, add_catalog, webhook_for
 from tests.shared_data import SHARED
 from tests.sources.fake_apiserver import FakeAPIServer
 
@@ -50,32 +49,15 @@ def vm(name: str, instancetype: dict, preference: dict | None = None, volume: di
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
     tmp = tmp_path_factory.mktemp("infer-e2e")
     fake = FakeAPIServer()
-    for bundle in sorted(CATALOG_DIR.glob("*.yaml")):
-        for obj in yaml.safe_load_all(bundle.read_text()):
-            if obj:
-                fake.add(obj)
+    add_catalog(fake)
     for obj in (*CDI_EXAMPLES, PLAIN_PVC):
         if obj.get("kind") != "DataVolume":
             fake.add(obj)
-    config = tmp / "kubeconfig"
-    config.write_text(fake.kubeconfig())
     try:
-        with serve(tmp, "--kubeconfig", str(config), "--policy", "expand") as server, server.client() as client:
-            deadline = time.monotonic() + 15
-            while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert client.get("/readyz").status_code == 200
-            fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
+        with webhook_for(fake, tmp, "--policy", "expand") as server:
             yield fake, server
     finally:
         fake.stop()
-
-
-@pytest.fixture
-def api(cluster) -> Iterator[httpx.Client]:
-    fake, _ = cluster
-    with httpx.Client(base_url=fake.url, timeout=15) as client:
-        yield client
 
 
 def comparable(stored: dict) -> tuple[dict, dict]:

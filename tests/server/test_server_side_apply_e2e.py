@@ -22,9 +22,8 @@ import httpx
 import pytest
 import yaml
 
-from app.catalog import CATALOG_DIR
 from app.server.policy import PROVENANCE_KEY
-from tests.server.harness import Server, serve
+from tests.server.harness import Server, add_catalog, webhook_for
 from tests.sources.fake_apiserver import APPLY_PATCH, FakeAPIServer
 
 VMS = "/apis/kubevirt.io/v1/namespaces/apps/virtualmachines"
@@ -59,29 +58,13 @@ spec:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
     tmp = tmp_path_factory.mktemp("ssa-e2e")
     fake = FakeAPIServer()
-    for bundle in sorted(CATALOG_DIR.glob("*.yaml")):
-        for obj in yaml.safe_load_all(bundle.read_text()):
-            if obj:
-                fake.add(obj)
+    add_catalog(fake)
     fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
-    config = tmp / "kubeconfig"
-    config.write_text(fake.kubeconfig())
     try:
-        with serve(tmp, "--kubeconfig", str(config), "--policy", "expand") as server, server.client() as client:
-            deadline = time.monotonic() + 15
-            while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
-                time.sleep(0.1)
-            fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
+        with webhook_for(fake, tmp, "--policy", "expand") as server:
             yield fake, server
     finally:
         fake.stop()
-
-
-@pytest.fixture
-def api(cluster) -> Iterator[httpx.Client]:
-    fake, _ = cluster
-    with httpx.Client(base_url=fake.url, timeout=15) as client:
-        yield client
 
 
 def apply(api: httpx.Client, manifest: str, name: str, manager: str = "argocd-controller",
