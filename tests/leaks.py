@@ -8,6 +8,7 @@ a thread still running after its test would log into a closed capture, or raise 
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,16 @@ import pytest
 GRACE = 10.0  # seconds: a stopped server's threads and a killed child's exit take a moment
 # Helpers a library keeps for the life of the process, by design (idle, daemon): not a test's leftovers.
 PROCESS_WIDE = frozenset({"tqdm_monitor"})  # tqdm's refresh monitor, started by the first progress bar
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 15) -> None:
+    """End a child a test started: SIGTERM, then SIGKILL after `grace` seconds, and reap it."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def running_threads() -> set[threading.Thread]:

@@ -29,6 +29,8 @@ from pathlib import Path
 import httpx
 from markdown_it import MarkdownIt
 
+from tests.leaks import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 ILLUSTRATIVE = "<!-- illustrative -->"
 SERVE_URL, METRICS_URL = "127.0.0.1:8443", "127.0.0.1:8080"
@@ -223,12 +225,7 @@ def session(page_blocks: list[Block], ready_timeout: float = 60) -> Iterator[Ses
             _wait_ready(f"https://127.0.0.1:{port}/readyz", proc, tmp / "serve.log", ready_timeout)
             yield run
         finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
             log.close()
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from tests.leaks import stop_process
 from tests.server.harness import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,12 +61,7 @@ def start(tmp: Path, args: list[str], port: int, env: dict[str, str] | None = No
             time.sleep(0.1)
         yield live
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 @contextmanager

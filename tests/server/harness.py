@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from app.certs import generate, write_bundle
+from tests.leaks import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,12 +94,7 @@ def serve(tmp: Path, *args: str, env: dict[str, str] | None = None, certs: Certs
         _wait_ready(server, ready_timeout)
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def _wait_ready(server: Server, timeout: float) -> None:

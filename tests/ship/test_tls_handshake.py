@@ -25,6 +25,8 @@ import yaml
 from cryptography import x509
 from ship_checks import match_condition_sends
 
+from tests.leaks import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE, NAMESPACE = "instancetype-webhook", "instancetype-webhook"
 SERVICE_HOSTS = [SERVICE, f"{SERVICE}.{NAMESPACE}", f"{SERVICE}.{NAMESPACE}.svc",
@@ -78,12 +80,7 @@ def serve(certs: Path, tmp: Path, *args: str) -> Iterator[int]:
                 time.sleep(0.1)
         yield port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def client(certs: Path) -> httpx.Client:
