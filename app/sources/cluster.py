@@ -188,10 +188,12 @@ class Informer:
         self.relists += 1
         if self.on_change is not None:
             self.on_change(self)
+        # logged before `synced` is set: whoever waits on it (a test, the readiness probe) may move on at
+        # once, and a line written after that could race the end of the waiter's log capture
+        log.info("%s: listed %d objects at resourceVersion %s", self.name, count, self.resource_version)
         self.synced.set()
         self._contact()
         self._backoff.reset()
-        log.info("%s: listed %d objects at resourceVersion %s", self.name, count, self.resource_version)
 
     def _complete(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = compact(obj)

@@ -83,7 +83,9 @@ class TLSFakeAPIServer(FakeAPIServer):
         self.httpd = Server(("127.0.0.1", self.port), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._serving = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                         daemon=True)
+        self._serving.start()
 
 
 @pytest.fixture(scope="module")
