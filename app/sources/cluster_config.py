@@ -55,18 +55,19 @@ class ClusterConfiguration:
         self._listeners.append(listener)
         listener(self.settings)
 
-    def describe(self) -> str:
-        """One line for /readyz and the logs: which configuration is in use."""
-        settings = self.settings
+    def describe(self, settings: ClusterSettings | None = None) -> str:
+        """One line for /readyz and the logs: which configuration is in use (or would be, given `settings`)."""
+        settings = settings or self.settings
         if settings.origin.startswith("KubeVirt"):
             return f"{settings.origin} generation {settings.generation} (resourceVersion {settings.resource_version})"
         return self.reason
 
     def unavailable(self, why: str) -> None:
         """The KubeVirt CRs cannot be read (not installed, or no RBAC): the defaults apply."""
+        reason = f"{why}: {self.applies}"
+        log.warning("cluster configuration: %s", reason)  # before it is visible, as in _update
         with self._lock:
-            self.reason = f"{why}: {self.applies}"
-        log.warning("cluster configuration: %s", self.reason)
+            self.reason = reason
 
     def update(self, objects: Iterable[Mapping[str, Any]]) -> None:
         with self._lock:
@@ -92,8 +93,9 @@ class ClusterConfiguration:
         settings = settings_from_kubevirt(kubevirt, self.settings)
         if settings == self.settings:
             return None
+        # logged before the new settings are in use: whoever waits for them may move on at once
+        log.info("cluster configuration: %s", self.describe(settings))
         self.settings = settings
-        log.info("cluster configuration: %s", self.describe())
         return settings
 
     def _no_kubevirt(self, objects: list[Mapping[str, Any]]) -> ClusterSettings | None:
@@ -104,8 +106,8 @@ class ClusterConfiguration:
         what = f"KubeVirt {self.pinned}" if self.pinned else "KubeVirt CR"
         reason = (f"no {what} with a status.phase yet" if objects else f"no {what} found") + f": {self.applies}"
         if reason != self.reason:
+            log.warning("cluster configuration: %s", reason)  # before it is visible, as above
             self.reason = reason
-            log.warning("cluster configuration: %s", reason)
         return None
 
 
