@@ -7,6 +7,7 @@ No leftovers: the threads and child processes a test module starts are gone when
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,33 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         for nodeid, reason in _SKIPPED:
             terminalreporter.line(f"SKIPPED {nodeid}: {reason}")
         terminalreporter.line(f"{len(_SKIPPED)} test(s) skipped; CI must install what they need (.ci/run).")
+
+
+@pytest.fixture
+def app_logging():
+    """For a test that runs `serve` (or `logs.configure()`) in process: afterwards the app's logger is as it was.
+    A handler left bound to the test's captured stdout would take every later log line of the session (the
+    watch threads of other tests too) and write it into a stream pytest has closed."""
+    from app.server import logs
+
+    logger = logging.getLogger("instancetype_webhook")
+    saved = logger.handlers[:], logger.level, logger.propagate, logs._sink
+    yield logger
+    logs.flush_reviews()
+    logger.handlers[:], logger.level, logger.propagate, logs._sink = saved
+
+
+@pytest.fixture(autouse=True)
+def _no_app_log_handler_left_behind():
+    """Fails the test that leaves a handler of `app.server.logs.configure()` on the app's logger (use the
+    `app_logging` fixture), and takes it off so that later tests are not affected."""
+    logger = logging.getLogger("instancetype_webhook")
+    before = logger.handlers[:]
+    yield
+    added = [h for h in logger.handlers if h not in before and type(h).__name__ == "_OrderedHandler"]
+    if added:
+        from app.server import logs
+
+        logger.handlers[:] = before
+        logger.propagate, logs._sink = True, None
+        pytest.fail("the test left logs.configure()'s handler on the app's logger: use the app_logging fixture")

@@ -178,7 +178,7 @@ def test_offline_a_kubevirt_object_in_the_catalogue_is_the_configuration(tmp_pat
         assert interfaces(flatten(client, VM)) == [{"name": "default", "masquerade": {}}]
 
 
-def test_offline_an_invalid_kubevirt_object_stops_serve(tmp_path: Path, monkeypatch, capsys):
+def test_offline_an_invalid_kubevirt_object_stops_serve(tmp_path: Path, monkeypatch, capsys, app_logging):
     from app.cli import main
 
     catalog = tmp_path / "catalog"

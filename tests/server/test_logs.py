@@ -24,14 +24,12 @@ class Stdout(io.TextIOWrapper):
 
 
 @pytest.fixture
-def stdout(monkeypatch: pytest.MonkeyPatch) -> Stdout:
+def stdout(monkeypatch: pytest.MonkeyPatch, app_logging: logging.Logger) -> Stdout:
+    """logs.configure() onto a stdout of the test's own; afterwards the logger is as it was (`app_logging`)."""
     out = Stdout()
     monkeypatch.setattr(sys, "stdout", out)
     logs.configure("info")
-    yield out
-    logs.flush_reviews()
-    monkeypatch.undo()
-    logs.configure("info")
+    return out
 
 
 def line(uid: str) -> dict:
@@ -67,3 +65,10 @@ def test_other_log_lines_keep_their_place(stdout: Stdout):
 
     asyncio.run(main())
     assert [entry.get("uid") or entry["msg"] for entry in stdout.lines()] == ["a", "after a", "b"]
+
+
+def test_the_logger_is_left_as_it_was_after_the_tests_above():
+    """Runs after the tests that configure the log (file order): no handler of theirs is left behind."""
+    logger = logging.getLogger("instancetype_webhook")
+    assert not any(isinstance(h, logs._OrderedHandler) for h in logger.handlers)
+    assert logger.propagate and logs._sink is None

@@ -15,7 +15,7 @@ from app.cli.serve import settings_from
     (["--dev"], {"INSTANCETYPE_WEBHOOK_POLICY": "bogus"}, "--policy"),
     (["--dev", "--tls-cert", "/x"], {}, "--dev makes its own certificate"),
 ])
-def test_bad_settings_exit_2(argv, env, message, monkeypatch, capsys):
+def test_bad_settings_exit_2(argv, env, message, monkeypatch, capsys, app_logging):
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
