@@ -147,10 +147,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], messa
 def cluster(tmp_path: Path):
     fake = FakeAPIServer()
     add_catalog(fake)
-    config = tmp_path / "kubeconfig"
-    config.write_text(fake.kubeconfig())
+    config = fake.kubeconfig_file(tmp_path)
     try:
-        yield fake, str(config)
+        yield fake, config
     finally:
         fake.stop()
 

@@ -80,10 +80,9 @@ def cluster(tmp_path: Path):
     fake.add(conflicting("db", "team-a"))
     fake.add(vm("legacy", "team-b", "retired", None))
     fake.add(vm("plain", "team-b", None, None))
-    config = tmp_path / "kubeconfig"
-    config.write_text(fake.kubeconfig())
+    config = fake.kubeconfig_file(tmp_path)
     try:
-        yield fake, str(config)
+        yield fake, config
     finally:
         fake.stop()
 

@@ -47,10 +47,9 @@ def cluster(tmp_path: Path):
     fake = catalog_fake()
     install_report_crds(fake)
     populate(fake)
-    config = tmp_path / "kubeconfig"
-    config.write_text(fake.kubeconfig())
+    config = fake.kubeconfig_file(tmp_path)
     try:
-        yield fake, str(config)
+        yield fake, config
     finally:
         fake.stop()
 

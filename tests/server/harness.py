@@ -128,9 +128,7 @@ def add_catalog(fake: Any) -> None:
 def webhook_for(fake: Any, tmp: Path, *args: str) -> Iterator[Server]:
     """`serve --kubeconfig` against the fake API server, ready (its cache synced), and registered as the fake's
     mutating and validating webhooks, as a real API server calls them."""
-    config = tmp / "kubeconfig"
-    config.write_text(fake.kubeconfig())
-    with serve(tmp, "--kubeconfig", str(config), *args) as server, server.client() as client:
+    with serve(tmp, "--kubeconfig", fake.kubeconfig_file(tmp), *args) as server, server.client() as client:
         deadline = time.monotonic() + 15
         while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -72,6 +72,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -356,6 +357,12 @@ class FakeAPIServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def kubeconfig_file(self, directory: Path) -> str:
+        """Write `kubeconfig()` to DIRECTORY/kubeconfig; its path, for --kubeconfig."""
+        path = directory / "kubeconfig"
+        path.write_text(self.kubeconfig())
+        return str(path)
 
     def kubeconfig(self) -> str:
         return json.dumps({
