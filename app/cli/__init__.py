@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
+
+from app.compiled import build_summary
 
 # Each name is a module app.cli.<name> exposing register(subparsers) that sets `func` on its parser;
 # func(args) returns the exit status.
@@ -11,11 +14,28 @@ COMMANDS = ("expand", "validate", "conformance", "domxml", "serve", "certs", "au
             "playground")
 
 
+class VersionAction(argparse.Action):
+    """--version: the installed version and the build (pure Python, or compiled with mypyc)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"{parser.prog} {version()} ({build_summary()})")
+        parser.exit()
+
+
+def version() -> str:
+    try:
+        return importlib.metadata.version("instancetype-webhook")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="instancetype-webhook",
         description="Check, flatten and preview KubeVirt VirtualMachines that use instance types and preferences.",
     )
+    parser.add_argument("--version", action=VersionAction, nargs=0,
+                        help="print the version and whether the review path runs compiled, then exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from mypy_extensions import mypyc_attr
+
 INSTANCETYPE = "VirtualMachineInstancetype"
 CLUSTER_INSTANCETYPE = "VirtualMachineClusterInstancetype"
 PREFERENCE = "VirtualMachinePreference"
@@ -48,6 +50,7 @@ class Source(Protocol):
         """The apps/v1 ControllerRevision `name` in `namespace`, or None."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # a library user's Source may extend it, compiled build or not
 class InMemorySource:
     """A Source over objects held in memory (conformance inputs, CLI files, the bundled catalogue)."""
 

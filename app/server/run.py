@@ -13,6 +13,7 @@ from typing import Any
 
 import uvicorn
 
+from app.compiled import build_summary
 from app.server.app import Webhook, create_app
 from app.server.context import ReviewContext
 from app.server.logs import configure
@@ -234,8 +235,9 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
         timeout_graceful_shutdown=settings.shutdown_grace,  # type: ignore[arg-type]
         server_header=False, **transport_options(),
     )
-    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s%s%s%s)", settings.host, settings.port, settings.policy,
-             where, settings.tls_min_version, ", client certificates required" if settings.tls_client_ca else "",
+    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s, %s%s%s%s)", settings.host, settings.port,
+             settings.policy, where, settings.tls_min_version, build_summary(),
+             ", client certificates required" if settings.tls_client_ca else "",
              f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
     if playground is not None and worker in (None, 0):
         log.info("playground https://%s:%d/playground", settings.host, settings.port)

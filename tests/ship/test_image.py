@@ -13,6 +13,7 @@ import ast
 import base64
 import importlib.util
 import json
+import os
 import socket
 import ssl
 import subprocess
@@ -30,6 +31,7 @@ from image_pod import HOST_LOOPBACK, SERVICE_ACCOUNT_DIR, Pod, free_port, secret
 from ship_checks import by_kind, one
 
 from app.certs import generate
+from app.compiled import compiled_modules
 from app.sources.catalog import iter_documents
 from tests.needs import need_command
 from tests.sources.fake_apiserver import FakeAPIServer, _Handler, _QuietServer
@@ -214,6 +216,41 @@ print(json.dumps({"missing": missing, "data": data, "present": present, "tools":
     assert {t: p for t, p in found["tools"].items() if p} == {}, found["tools"]
     assert found["tests"] is False
     assert found["executable"].startswith("/opt/instancetype-webhook/")
+
+
+def test_the_review_path_runs_compiled_in_the_image(image):
+    """The image's wheel is the compiled build (Dockerfile COMPILE=1): every module app/compiled.py lists is
+    imported from its C extension, and --version and the server's first line say so."""
+    engine, ref = image
+    script = """
+import json, pathlib, app
+from app.compiled import compiled_modules, is_extension
+names = compiled_modules(pathlib.Path(app.__file__).parent)
+print(json.dumps({"names": names, "pure": [n for n in names if not is_extension(n)]}))
+"""
+    found = json.loads(engine.run("run", "--rm", "--entrypoint", "python", ref, "-c", script).stdout)
+    assert found["names"] == compiled_modules(ROOT / "app") and found["pure"] == []
+    version = engine.run("run", "--rm", "--entrypoint", "instancetype-webhook", ref, "--version").stdout
+    assert version.strip().endswith(f"(compiled with mypyc ({len(found['names'])} of {len(found['names'])} modules))")
+
+
+def test_compiled_answers_equal_pure_python_ones_byte_for_byte(image, tmp_path):
+    """Every conformance case through the compiled image and through this tree's pure Python: the expansion,
+    the verdict and the /mutate and /validate bodies (answers_digest.py), then the conformance runner."""
+    engine, ref = image
+    cases = ROOT / "tests" / "data" / "shared" / "conformance"
+    digest = Path(__file__).with_name("answers_digest.py")
+    mounts = ["--volume", f"{cases}:/conformance:ro", "--volume", f"{digest}:/digest/answers_digest.py:ro"]
+    inside = engine.run("run", "--rm", *mounts, "--entrypoint", "python", ref, "/digest/answers_digest.py",
+                        "/conformance").stdout
+    outside = subprocess.run([sys.executable, str(digest), str(cases)], cwd=ROOT, capture_output=True, text=True,
+                             check=True, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert len(outside.splitlines()) >= 200 and '"raised"' not in outside
+    assert inside.splitlines() == outside.splitlines()
+    runner = engine.run("run", "--rm", *mounts, "--entrypoint", "instancetype-webhook", ref, "conformance",
+                        "/conformance", check=False)
+    assert runner.returncode == 0, runner.stdout[-2000:] + runner.stderr[-2000:]
+    assert " 0 failed" in runner.stdout
 
 
 def test_probes_metrics_and_readiness_as_kubelet_and_prometheus_ask(pod):
@@ -434,13 +471,17 @@ def test_app_never_imports_the_kubernetes_asyncio_client_the_image_leaves_out():
 
 
 def test_build_context_digest_follows_what_the_dockerfile_copies(tmp_path):
-    for name in ("Dockerfile", "pyproject.toml", "README.md"):
+    copied = ("Dockerfile", "pyproject.toml", "setup.py", "README.md", "tools/compile-requirements.txt",
+              "tools/mypyc.ini")
+    for name in copied:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes((ROOT / name).read_bytes())
     (tmp_path / "app" / "catalog").mkdir(parents=True)
     (tmp_path / "app" / "catalog" / "x.yaml").write_text("a: 1\n")
     first = BUILD.context_digest("sha256:base", "", tmp_path)
     (tmp_path / "app" / "__pycache__").mkdir()
     (tmp_path / "app" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "app" / "catalog" / "m.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\0")  # an in-place build
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "t.py").write_text("x")
     assert BUILD.context_digest("sha256:base", "", tmp_path) == first  # not part of the image
@@ -448,5 +489,4 @@ def test_build_context_digest_follows_what_the_dockerfile_copies(tmp_path):
     assert BUILD.context_digest("sha256:base", "linux/arm64", tmp_path) != first
     (tmp_path / "app" / "catalog" / "x.yaml").write_text("a: 2\n")
     assert BUILD.context_digest("sha256:base", "", tmp_path) != first
-    assert {str(p.relative_to(tmp_path)) for p in BUILD.context_files(tmp_path)} == {
-        "Dockerfile", "pyproject.toml", "README.md", "app/catalog/x.yaml"}
+    assert {str(p.relative_to(tmp_path)) for p in BUILD.context_files(tmp_path)} == {*copied, "app/catalog/x.yaml"}

@@ -33,7 +33,7 @@ LOCAL_BASE = "localhost/instancetype-webhook-base:bookworm"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 BUILD_CA = "/run/instancetype-webhook-build-ca.crt"
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache"}
-SKIP_SUFFIXES = (".pyc", ".pyo")
+SKIP_SUFFIXES = (".pyc", ".pyo", ".so")  # .dockerignore leaves these out of the context too
 
 
 class ImageError(RuntimeError):

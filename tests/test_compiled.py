@@ -1,0 +1,105 @@
+"""app/compiled.py and setup.py: which modules the compiled build compiles, the pure-Python install, and a real
+mypyc build (of one module: the image builds them all, and tests/ship/test_image.py checks its answers)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from app.compiled import build_summary, compiled_modules, has_extension, is_extension
+from tests.shared_data import ROOT
+
+APP = ROOT / "app"
+
+
+def test_the_pure_core_and_the_review_handlers_are_listed_and_exist():
+    names = compiled_modules(APP)
+    assert names == sorted(set(names))
+    for name in names:
+        assert (ROOT / Path(*name.split("."))).with_suffix(".py").is_file(), name
+    core = {".".join(p.relative_to(ROOT).with_suffix("").parts) for tree in ("kubevirt", "domxml")
+            for p in (APP / tree).rglob("*.py")}
+    left_out = {name for name in core if name.rsplit(".", 1)[-1] in ("models", "objects", "__init__")}
+    assert core - left_out <= set(names)  # every core module but the pydantic ones and package __init__s
+    assert not left_out & set(names)
+    assert {"app.patch", "app.server.mutate", "app.server.validate", "app.server.review"} <= set(names)
+    # Nothing that is not pure data in, data out or a handler on it: no edge (HTTP app, sources, CLI, fleet).
+    assert not [n for n in names if n.split(".")[1] in ("cli", "sources", "fleet", "playground")]
+    assert "app.server.app" not in names
+
+
+def test_the_editable_install_runs_pure_python_with_no_stale_extension_in_the_tree():
+    """An extension left in the source tree (setup.py build_ext --inplace) would shadow the .py beside it."""
+    assert list(APP.rglob("*.so")) == [] and list(ROOT.glob("*__mypyc*")) == []
+    assert build_summary() == "pure Python"
+    assert not is_extension("app.kubevirt.expand")
+    assert not has_extension(APP, "app.kubevirt.expand")
+
+
+def build_wheel(tmp_path: Path, compile_what: str) -> subprocess.CompletedProcess[str]:
+    """`pip wheel` as the image's build stage runs it, on a copy of what it copies (pip builds in the tree)."""
+    source = tmp_path / "source"
+    shutil.copytree(APP, source / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "setup.py", "README.md", "tools/mypyc.ini", "tools/compile-requirements.txt"):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, source / name)
+    env = {**os.environ, "INSTANCETYPE_WEBHOOK_COMPILE": compile_what}
+    return subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                           "--wheel-dir", str(tmp_path / "wheels"), str(source)],
+                          env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_a_module_that_is_not_listed_is_refused_by_name(tmp_path):
+    built = build_wheel(tmp_path, "app.patch,app.server.app")
+    assert built.returncode != 0
+    assert "not among the modules app/compiled.py lists: app.server.app" in built.stderr
+
+
+@pytest.mark.slow
+def test_a_compiled_build_imports_the_extension_and_answers_as_pure_python(tmp_path):
+    built = build_wheel(tmp_path, "app.patch")
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "wheels").glob("instancetype_webhook-*.whl")
+    assert "-cp311-" in wheel.name  # a platform wheel: it carries a C extension
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if n.startswith("app/patch.") and n.endswith(".so")], names
+    assert "app/patch.py" in names  # the source stays beside it (tracebacks, inspection)
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target),
+                    str(wheel)], check=True, capture_output=True, timeout=120)
+    probe = """
+import json, sys
+from app.compiled import build_summary, is_extension
+from app.patch import make_patch
+old = {"spec": {"a": 1, "list": [1, 2, {"x": "y"}], "gone": True, "we~ird/key": 1}}
+new = {"spec": {"a": 2, "list": [1, 2, {"x": "z"}, 4], "new": {"b": [None]}, "we~ird/key": 2}}
+print(json.dumps({"extension": is_extension("app.patch"), "summary": build_summary(),
+                  "ops": make_patch(old, new), "file": sys.modules["app.patch"].__file__}))
+"""
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         check=True).stdout
+    found = json.loads(out)
+    assert found["extension"] is True and found["file"].startswith(str(target))
+    assert found["summary"] == f"compiled with mypyc (1 of {len(compiled_modules(APP))} modules)"
+    from app.patch import make_patch
+
+    old = {"spec": {"a": 1, "list": [1, 2, {"x": "y"}], "gone": True, "we~ird/key": 1}}
+    new = {"spec": {"a": 2, "list": [1, 2, {"x": "z"}, 4], "new": {"b": [None]}, "we~ird/key": 2}}
+    assert found["ops"] == make_patch(old, new)  # the pure module's answer, here in this process
+
+
+def test_the_build_environment_pins_the_mypy_and_stubs_the_static_checks_pin():
+    import tomllib
+
+    test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    build = [line.strip() for line in (ROOT / "tools" / "compile-requirements.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    checker = [r for r in build if r.startswith(("mypy", "types-"))]
+    assert len(checker) == 4 and set(checker) <= set(test_extra)
