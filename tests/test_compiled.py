@@ -103,3 +103,22 @@ def test_the_build_environment_pins_the_mypy_and_stubs_the_static_checks_pin():
              if line.strip() and not line.startswith("#")]
     checker = [r for r in build if r.startswith(("mypy", "types-"))]
     assert len(checker) == 4 and set(checker) <= set(test_extra)
+
+
+def test_no_compiled_function_binds_one_name_to_exceptions_of_different_types():
+    """mypyc gives an `except ... as name` variable the type of the function's first clause binding it: a later
+    clause catching another type there raises TypeError in the compiled build (not in pure Python)."""
+    import ast
+
+    found = []
+    for name in compiled_modules(APP):
+        path = (ROOT / Path(*name.split("."))).with_suffix(".py")
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            caught: dict[str, set[str]] = {}
+            for node in ast.walk(function):
+                if isinstance(node, ast.ExceptHandler) and node.name and node.type is not None:
+                    caught.setdefault(node.name, set()).add(ast.unparse(node.type))
+            found += [f"{path.relative_to(ROOT)} {function.name}: {n} {sorted(t)}" for n, t in caught.items() if len(t) > 1]
+    assert found == []

@@ -86,7 +86,7 @@ def _shape_error(vm: Any) -> str | None:
     return None
 
 
-def validate_vm(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> Verdict:
+def validate_vm(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> Verdict:
     """The instance type / preference stage of upstream's VM validating webhook; the VM is never modified."""
     problem = _shape_error(vm)
     if problem is not None:
@@ -111,10 +111,11 @@ def verdict_for_specs(
         verdict = _check(vm, instancetype, preference, settings)
     except ExpandError as exc:  # the defaults refused (e.g. bridge binding not permitted)
         return error(exc.message)
-    except QuantityError as exc:
-        return error(str(exc))
-    except (TypeError, AttributeError, KeyError, ValueError) as exc:  # a malformed field deep in the VM or a spec
-        return error(f"cannot apply the instance type and preference: malformed field ({type(exc).__name__}: {exc})")
+    except QuantityError as bad_quantity:
+        return error(str(bad_quantity))
+    except (TypeError, AttributeError, KeyError, ValueError) as malformed:  # a malformed field deep in the VM or a spec
+        return error("cannot apply the instance type and preference: malformed field "
+                     f"({type(malformed).__name__}: {malformed})")
     verdict.warnings = warnings + verdict.warnings
     return verdict
 

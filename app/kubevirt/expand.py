@@ -216,7 +216,7 @@ def schema_error(vm: dict[str, Any]) -> ExpandError | None:
     return ExpandError("schema", INVALID_VM, [Cause("", message)])
 
 
-def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
+def expand(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
     problem = shape_problem(vm)
     if problem is not None:
         raise ExpandError("schema", problem)
@@ -239,7 +239,7 @@ def expand(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAU
     return new_vm
 
 
-def expand_vm_spec(vm: dict[str, Any], source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
+def expand_vm_spec(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """expand-vm-spec's answer: the expansion as Go prints it (see the module docstring)."""
     printed: dict[str, Any] = go_printed(expand(vm, source, settings))
     return printed

@@ -109,7 +109,7 @@ def _at(doc: Any, pointer: str) -> Any:
     return node
 
 
-def imprint_from_patch(received: dict[str, Any], flat: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
+def imprint_from_patch(received: Any, flat: Any, ops: list[dict[str, Any]]) -> dict[str, Any]:
     set_: dict[str, Any] = {}
     replaced: dict[str, Any] = {}
     search, skipped, prefix, cut = _INDEX.search, _SKIPPED, TEMPLATE_SPEC, len(TEMPLATE_SPEC)
@@ -168,7 +168,7 @@ Imprint = dict[str, Any]
 _CUT = len(TEMPLATE_SPEC)
 
 
-def patch_and_imprint(received: dict[str, Any], flat: dict[str, Any]) -> tuple[list[dict[str, Any]], Imprint]:
+def patch_and_imprint(received: Any, flat: Any) -> tuple[list[dict[str, Any]], Imprint]:
     ops: list[dict[str, Any]] = []
     set_: dict[str, Any] = {}
     replaced: dict[str, Any] = {}

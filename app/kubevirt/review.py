@@ -99,8 +99,8 @@ def _find(vm: dict[str, Any], source: Source, find: Callable[[dict[str, Any], So
         return find(vm, source), None
     except ExpandError as exc:
         return None, exc
-    except Exception as exc:  # validate_vm lets it escape, expand turns it into badRequest: not ours to decide
-        raise _OffPath from exc
+    except Exception as other:  # validate_vm lets it escape, expand turns it into badRequest: not ours to decide
+        raise _OffPath from other
 
 
 def _one_pass(vm: dict[str, Any], source: Source, settings: ClusterSettings) -> Checked:

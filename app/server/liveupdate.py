@@ -67,8 +67,8 @@ def live_update_warnings(vm: dict[str, Any], old_vm: Any, operation: str, namesp
         plan = plan_update(started, new_vm, ctx.cluster, templates=False)
     except SourceUnavailable as exc:
         return [f"{PREFIX}not predicted: a revision was not read in time ({exc})"]
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # malformed stored objects
-        return [f"{PREFIX}not predicted: {type(exc).__name__}: {exc}"]
+    except (ValueError, TypeError, KeyError, AttributeError) as malformed:  # malformed stored objects
+        return [f"{PREFIX}not predicted: {type(malformed).__name__}: {malformed}"]
     return plan_warnings(plan, vmi)
 
 

@@ -68,8 +68,8 @@ def _missing_object(vm: dict[str, Any], source: LayeredSource) -> SyncError | No
             find(vm, source)
         except ExpandError as exc:
             return SyncError(reason, exc.message)
-        except KindNotServed as exc:
-            return SyncError(reason, str(exc))
+        except KindNotServed as unserved:
+            return SyncError(reason, str(unserved))
     return None
 
 
