@@ -120,5 +120,6 @@ def test_no_compiled_function_binds_one_name_to_exceptions_of_different_types():
             for node in ast.walk(function):
                 if isinstance(node, ast.ExceptHandler) and node.name and node.type is not None:
                     caught.setdefault(node.name, set()).add(ast.unparse(node.type))
-            found += [f"{path.relative_to(ROOT)} {function.name}: {n} {sorted(t)}" for n, t in caught.items() if len(t) > 1]
+            found += [f"{path.relative_to(ROOT)} {function.name}: {n} {sorted(t)}"
+                      for n, t in caught.items() if len(t) > 1]
     assert found == []

@@ -145,7 +145,7 @@ def _set_guest_cpu_topology(domain: dict[str, Any]) -> None:
     domain["cpu"] = {**(cpu or {}), "sockets": sockets, "cores": 1, "threads": 1}
 
 
-def _set_pull_policies(volumes: list[dict[str, Any]]) -> None:
+def _set_pull_policies(volumes: Any) -> None:  # spec.volumes as decoded: a list when well-formed
     for volume in volumes:
         disk = volume.get("containerDisk")
         if disk is not None and not disk.get("imagePullPolicy"):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from app.conformance import case_files, case_old_vm, case_settings, case_source, case_vm, expand_answer, validate_answer
 from app.server.context import ReviewContext
@@ -36,16 +35,51 @@ def answers(case: dict) -> dict:
             "/mutate": mutate(parse_review(body), ctx).body.decode()}
 
 
+# Fields of the wrong JSON type, each put into every case's VM: the 400s of malformed data must not differ either.
+BROKEN = [(("spec", "instancetype"), "u1.medium"), (("spec", "preference", "name"), 5),
+          (("spec", "template", "spec", "domain", "cpu"), "x"), (("spec", "template", "spec", "domain", "devices"), []),
+          (("spec", "template", "spec", "domain", "memory", "guest"), "lots"),
+          (("spec", "template", "spec", "domain", "resources"), {"requests": {"memory": ["1Gi"]}}),
+          (("spec", "template", "spec", "volumes"), {"name": "rootdisk"}),
+          (("spec", "template", "spec", "networks"), 3),
+          (("spec", "template", "spec", "volumes"), [3]),
+          (("spec", "template", "spec", "domain", "devices", "disks"), {}),
+          (("spec", "template", "spec", "domain", "devices", "interfaces"), "eth0"),
+          (("spec", "template", "spec", "domain", "firmware"), []),
+          (("spec", "template", "metadata", "labels"), []),
+          (("spec", "template", "spec", "domain", "features"), "acpi"), (("spec", "dataVolumeTemplates"), {})]
+
+
+def broken(case: dict, where: tuple[str, ...], value: object) -> dict | None:
+    """The case with `value` at `where` in its VM (None when the VM has no object on the way there)."""
+    copied = json.loads(json.dumps(case))
+    node = copied["input"]["vm"]
+    for key in where[:-1]:
+        node = node.setdefault(key, {}) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return None
+    node[where[-1]] = value
+    return copied
+
+
+def line(name: str, case: dict) -> str:
+    try:
+        found = answers(case)
+    except Exception as exc:  # the same failure on both sides is the same answer
+        found = {"raised": type(exc).__name__, "message": str(exc)}
+    return json.dumps({"case": name, **found}, sort_keys=True)
+
+
 def main(directory: str) -> int:
     for path in case_files(directory):
         case = json.loads(path.read_text())
         if "vm" not in case.get("input", {}):
             continue
-        try:
-            line = answers(case)
-        except Exception as exc:  # the same failure on both sides is the same answer
-            line = {"raised": type(exc).__name__, "message": str(exc)}
-        print(json.dumps({"case": Path(path).name, **line}, sort_keys=True))
+        print(line(path.name, case))
+        for where, value in BROKEN:
+            variant = broken(case, where, value)
+            if variant is not None:
+                print(line(f"{path.name} with {'.'.join(where)}={json.dumps(value)}", variant))
     return 0
 
 

@@ -98,14 +98,14 @@ def binding_unset(iface: dict[str, Any]) -> bool:
     return all(iface.get(m) is None for m in BINDING_METHODS) and iface.get("binding") is None
 
 
-def on_pod_network(name: str, networks: list[dict[str, Any]]) -> bool:
+def on_pod_network(name: str, networks: Any) -> bool:  # spec.networks as decoded: a list when well-formed
     for network in networks:
         if network.get("name") == name:
             return network.get("pod") is not None
     return False
 
 
-def _apply_interfaces(prefs: dict[str, Any], devices: dict[str, Any], networks: list[dict[str, Any]]) -> None:
+def _apply_interfaces(prefs: dict[str, Any], devices: dict[str, Any], networks: Any) -> None:
     interfaces = devices.get("interfaces")
     if not interfaces:
         return
