@@ -2,6 +2,7 @@
 #   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443; the samples pick their policy by annotation)
 #   make test    install what the tests need and run them
 #   make image   build the container image (podman, or docker; tools/image/build.py, docs/install/image.md)
+#   make install-compiled   the compiled build (mypyc, as the image has it) in .venv-compiled, e.g. to benchmark it
 # Documentation: make docs (build the site into site/, --strict), make docs-serve (http://127.0.0.1:8000),
 # make docs-reference (regenerate docs/reference/ from the code).
 # The tests read tests/data/shared/, an in-tree copy of ../shared; `make sync-shared` refreshes it.
@@ -11,7 +12,7 @@ PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.installed
 
-.PHONY: serve test install conformance sync-shared bench image clean docs docs-serve docs-reference
+.PHONY: serve test install install-compiled conformance sync-shared bench image clean docs docs-serve docs-reference
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -22,6 +23,16 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The review path compiled with mypyc (setup.py), installed (not editable) into its own environment; needs a C
+# compiler and the Python headers. Rebuild after a change: the installed copy does not follow the tree.
+COMPILED_VENV ?= .venv-compiled
+install-compiled:
+	$(PYTHON) -m venv $(COMPILED_VENV) || python3 -m venv $(COMPILED_VENV)
+	$(COMPILED_VENV)/bin/pip install -q --upgrade pip
+	$(COMPILED_VENV)/bin/pip install -q -r tools/compile-requirements.txt
+	INSTANCETYPE_WEBHOOK_COMPILE=1 $(COMPILED_VENV)/bin/pip install -q --no-build-isolation .
+	$(COMPILED_VENV)/bin/instancetype-webhook --version
 
 serve: $(STAMP)
 	$(VENV)/bin/instancetype-webhook serve --dev --host 127.0.0.1 --port 8443 --allow-vm-policy
@@ -53,4 +64,4 @@ image:
 	python3 tools/image/build.py $(if $(PLATFORM),--platform $(PLATFORM))
 
 clean:
-	rm -rf $(VENV) build site *.egg-info
+	rm -rf $(VENV) $(COMPILED_VENV) build site *.egg-info

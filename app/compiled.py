@@ -1,8 +1,10 @@
 """Which modules the compiled build (mypyc) turns into C extensions, and which of them this process runs compiled.
 
-The pure core (app/kubevirt, app/domxml, app/patch.py) and the server's review handlers, less the pydantic
-models (mypyc does not compile pydantic classes) and the package `__init__` files. setup.py reads this file
-without importing the package; the pure-Python install runs the same modules as .py files.
+The pure core (app/kubevirt, app/domxml, app/patch.py), the server's review handlers and the ASGI app that
+calls them, less the pydantic models (mypyc does not compile pydantic classes) and the package `__init__`
+files. The review log and the metrics stay Python: their classes extend logging's and prometheus_client's,
+which a compiled class cannot do safely (a compiled app.server.logs crashed the garbage collector). setup.py
+reads this file without importing the package; the pure-Python install runs the same modules as .py files.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 TREES = ("kubevirt", "domxml")
 FILES = ("patch.py",)
-SERVER = ("mutate", "validate", "review", "policy", "context", "liveupdate")
+SERVER = ("asgi", "mutate", "validate", "review", "policy", "context", "liveupdate")
 LEFT_OUT = ("models.py", "objects.py", "__init__.py")
 
 

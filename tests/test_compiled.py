@@ -123,3 +123,34 @@ def test_no_compiled_function_binds_one_name_to_exceptions_of_different_types():
             found += [f"{path.relative_to(ROOT)} {function.name}: {n} {sorted(t)}"
                       for n, t in caught.items() if len(t) > 1]
     assert found == []
+
+
+# The suites that exercise the compiled modules; tests/test_compiled.py's own run leaves out the libvirt tests
+# (their tools are checked elsewhere) and those marked pure_python.
+SUITES = ("tests/kubevirt", "tests/properties", "tests/test_patch.py", "tests/server", "tests/domxml", "tests/cli",
+          "tests/sources", "tests/fleet")
+NOT_COPIED = shutil.ignore_patterns(".git", ".venv*", "__pycache__", "build", "site", "*.so", "*.egg-info",
+                                    ".hypothesis", ".pytest_cache", ".mypy_cache", ".ruff_cache")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_the_suites_pass_against_the_compiled_build(tmp_path):
+    """All of app/compiled.py's modules compiled in a copy of the tree, then the core, server, CLI, source and
+    fleet tests run against it: what mypyc changes (annotations checked at run time, compiled classes, the
+    collector) shows here, not only on the conformance answers the image test compares."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT, tree, ignore=NOT_COPIED)
+    env = {**os.environ, "INSTANCETYPE_WEBHOOK_COMPILE": "1", "PYTHONPATH": str(tree)}
+    built = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree, env=env,
+                           capture_output=True, text=True, timeout=1200)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    summary = subprocess.run([sys.executable, "-c", "from app.compiled import build_summary; print(build_summary())"],
+                             cwd=tree, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    count = len(compiled_modules(APP))
+    assert summary == f"compiled with mypyc ({count} of {count} modules)"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m",
+                          "not libvirt and not pure_python", *SUITES], cwd=tree, env=env, capture_output=True,
+                         text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert " passed" in run.stdout and " failed" not in run.stdout

@@ -64,6 +64,7 @@ def monkeypatch_session():
         yield m
 
 
+@pytest.mark.pure_python  # compiled, parse_review calls its own _well_formed directly
 def test_the_benchmark_review_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch):
     calls = []
     monkeypatch.setattr(rv, "_well_formed", lambda doc: calls.append(doc) or True)
