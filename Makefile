@@ -25,12 +25,15 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 # The review path compiled with mypyc (setup.py), installed (not editable) into its own environment; needs a C
-# compiler and the Python headers. Rebuild after a change: the installed copy does not follow the tree.
+# compiler and the Python headers (mypyc checks the code against the runtime dependencies, installed first).
+# Rebuild after a change: the installed copy does not follow the tree.
 COMPILED_VENV ?= .venv-compiled
 install-compiled:
 	$(PYTHON) -m venv $(COMPILED_VENV) || python3 -m venv $(COMPILED_VENV)
 	$(COMPILED_VENV)/bin/pip install -q --upgrade pip
-	$(COMPILED_VENV)/bin/pip install -q -r tools/compile-requirements.txt
+	$(COMPILED_VENV)/bin/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
+	  > $(COMPILED_VENV)/dependencies.txt
+	$(COMPILED_VENV)/bin/pip install -q -r $(COMPILED_VENV)/dependencies.txt -r tools/compile-requirements.txt
 	INSTANCETYPE_WEBHOOK_COMPILE=1 $(COMPILED_VENV)/bin/pip install -q --no-build-isolation .
 	$(COMPILED_VENV)/bin/instancetype-webhook --version
 
