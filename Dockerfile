@@ -31,12 +31,11 @@ RUN if [ "$COMPILE" = 1 ]; then \
     fi
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
-COPY tools/compile-requirements.txt tools/mypyc.ini ./tools/
+COPY tools/compile-requirements.txt tools/mypyc.ini tools/dependencies.py ./tools/
 # The runtime dependencies as wheels, fetched once: the build tools' environment (mypy brings mypyc, which
 # type-checks the code against them) and the final one both install them from /deps.
 RUN python -m venv /opt/build \
- && /opt/build/bin/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
-      > /tmp/dependencies.txt \
+ && /opt/build/bin/python tools/dependencies.py > /tmp/dependencies.txt \
  && /opt/build/bin/pip wheel -q --wheel-dir /deps -r /tmp/dependencies.txt \
  && /opt/build/bin/pip install -q --no-index --find-links /deps -r /tmp/dependencies.txt \
  && /opt/build/bin/pip install -q -r tools/compile-requirements.txt

@@ -31,8 +31,7 @@ COMPILED_VENV ?= .venv-compiled
 install-compiled:
 	$(PYTHON) -m venv $(COMPILED_VENV) || python3 -m venv $(COMPILED_VENV)
 	$(COMPILED_VENV)/bin/pip install -q --upgrade pip
-	$(COMPILED_VENV)/bin/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
-	  > $(COMPILED_VENV)/dependencies.txt
+	$(COMPILED_VENV)/bin/python tools/dependencies.py > $(COMPILED_VENV)/dependencies.txt
 	$(COMPILED_VENV)/bin/pip install -q -r $(COMPILED_VENV)/dependencies.txt -r tools/compile-requirements.txt
 	INSTANCETYPE_WEBHOOK_COMPILE=1 $(COMPILED_VENV)/bin/pip install -q --no-build-isolation .
 	$(COMPILED_VENV)/bin/instancetype-webhook --version

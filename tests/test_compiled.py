@@ -16,6 +16,9 @@ from app.compiled import build_summary, compiled_modules, has_extension, is_exte
 from tests.shared_data import ROOT
 
 APP = ROOT / "app"
+# A patch's worth of differences (a replace, an add, a removal, list elements, a key that needs escaping).
+OLD = {"spec": {"a": 1, "list": [1, 2, {"x": "y"}], "gone": True, "we~ird/key": 1}}
+NEW = {"spec": {"a": 2, "list": [1, 2, {"x": "z"}, 4], "new": {"b": [None]}, "we~ird/key": 2}}
 
 
 def test_the_pure_core_and_the_review_handlers_are_listed_and_exist():
@@ -73,14 +76,13 @@ def test_a_compiled_build_imports_the_extension_and_answers_as_pure_python(tmp_p
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target),
                     str(wheel)], check=True, capture_output=True, timeout=120)
-    probe = """
+    probe = f"""
 import json, sys
 from app.compiled import build_summary, is_extension
 from app.patch import make_patch
-old = {"spec": {"a": 1, "list": [1, 2, {"x": "y"}], "gone": True, "we~ird/key": 1}}
-new = {"spec": {"a": 2, "list": [1, 2, {"x": "z"}, 4], "new": {"b": [None]}, "we~ird/key": 2}}
-print(json.dumps({"extension": is_extension("app.patch"), "summary": build_summary(),
-                  "ops": make_patch(old, new), "file": sys.modules["app.patch"].__file__}))
+old, new = json.loads({json.dumps(json.dumps([OLD, NEW]))})
+print(json.dumps({{"extension": is_extension("app.patch"), "summary": build_summary(),
+                  "ops": make_patch(old, new), "file": sys.modules["app.patch"].__file__}}))
 """
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -90,9 +92,7 @@ print(json.dumps({"extension": is_extension("app.patch"), "summary": build_summa
     assert found["summary"] == f"compiled with mypyc (1 of {len(compiled_modules(APP))} modules)"
     from app.patch import make_patch
 
-    old = {"spec": {"a": 1, "list": [1, 2, {"x": "y"}], "gone": True, "we~ird/key": 1}}
-    new = {"spec": {"a": 2, "list": [1, 2, {"x": "z"}, 4], "new": {"b": [None]}, "we~ird/key": 2}}
-    assert found["ops"] == make_patch(old, new)  # the pure module's answer, here in this process
+    assert found["ops"] == make_patch(OLD, NEW)  # the pure module's answer, here in this process
 
 
 def test_the_build_environment_pins_the_mypy_and_stubs_the_static_checks_pin():
