@@ -2,7 +2,10 @@
 
 POST /mutate and /validate: the body read from the ASGI messages (capped), decoded once with orjson,
 answered by the handler (inline, or in a worker thread under the review deadline when the reference source
-may call a remote API), counted, logged and sent as bytes. Everything else goes to the FastAPI app
+may call a remote API), counted, logged and sent as bytes. `review_now` is that answer without awaiting
+anything (or a Deferred that `review_later` completes in a worker thread): the HTTP protocol
+(app.server.transport) calls it straight from the parser for a review, uvicorn's ASGI cycle is the way
+for everything else and for what the protocol hands on (see there). Everything else goes to the FastAPI app
 (app.server.app), which also declares the two endpoints for the OpenAPI document. This module is part of
 the compiled build (app/compiled.py); the FastAPI wiring is not (FastAPI reads its endpoints' signatures).
 """
@@ -72,63 +75,119 @@ def _crashed(review: rv.Review, kind: str, exc: BaseException) -> Outcome:
     return Outcome(False, rv.response(review, rv.deny(message, 500)), kind, "error")
 
 
+@dataclass
+class Deferred:
+    """A parsed review whose handler needs a worker thread (a reference the caches do not hold): what
+    `review_now` hands on to `review_later`."""
+
+    review: rv.Review
+    start: float
+
+
+def review_now(body: bytes | None, hook: Webhook, endpoint: str, handler: Handler,
+               start: float | None = None) -> tuple[int, bytes] | Deferred:
+    """(HTTP status, JSON bytes) for one review, answered on this thread; `body` None: it was larger than
+    the cap. A Deferred when the handler must run in a worker thread: `review_later` answers it."""
+    start = time.perf_counter() if start is None else start
+    metrics = hook.metrics
+    metrics.in_flight += 1
+    deferred = False
+    try:
+        if body is None:
+            return _reject(hook, endpoint, start, 413, f"request body larger than {hook.max_body_bytes} bytes")
+        try:
+            review = rv.parse_review(body, hook.max_json_depth)
+        except rv.ReviewError as exc:
+            return _reject(hook, endpoint, start, 400, str(exc), exc.field)
+        try:
+            outcome = handler(review, hook.ctx) if not hook.offload else _from_caches(handler, review, hook)
+        except Exception as failure:  # a bug must still answer the API server, with a reason
+            outcome = _failed(review, hook, endpoint, failure)
+        if outcome is None:
+            deferred = True
+            return Deferred(review, start)
+        return _answered(review, hook, endpoint, outcome, start)
+    finally:
+        if not deferred:
+            metrics.in_flight -= 1
+
+
+async def review_later(deferred: Deferred, hook: Webhook, endpoint: str, handler: Handler) -> tuple[int, bytes]:
+    """The answer to a Deferred review: its handler in a worker thread, under the review deadline."""
+    review = deferred.review
+    try:
+        try:
+            outcome = await _in_thread(handler, review, hook)
+        except Exception as failure:  # the deadline (TimeoutError), an unavailable API server, or a bug
+            outcome = _failed(review, hook, endpoint, failure)
+        return _answered(review, hook, endpoint, outcome, deferred.start)
+    finally:
+        hook.metrics.in_flight -= 1
+
+
 async def review_answer(body: Callable[[], Awaitable[bytes]], hook: Webhook, endpoint: str,
                         handler: Handler) -> tuple[int, bytes]:
     """(HTTP status, JSON bytes) for one review; `body()` reads the request body (BodyTooLarge past the cap)."""
     start = time.perf_counter()
-    metrics = hook.metrics
-    metrics.in_flight += 1
-    parsed: rv.AdmissionRequest | None = None
     try:
-        try:
-            review = rv.parse_review(await body(), hook.max_json_depth)
-        except BodyTooLarge:
-            return _reject(hook, endpoint, start, 413, f"request body larger than {hook.max_body_bytes} bytes")
-        except rv.ReviewError as exc:
-            return _reject(hook, endpoint, start, 400, str(exc), exc.field)
-        parsed = review["request"]
-        kind = review["request"]["kind"].get("kind", "")
-        try:
-            if hook.offload:
-                outcome = await offloaded(handler, review, hook)
-            else:
-                outcome = handler(review, hook.ctx)
-        except TimeoutError:
-            metrics.error(endpoint, "deadline")
-            outcome = _late(review, hook, kind)
-        except Exception as failure:  # a bug must still answer the API server, with a reason
-            unavailable = getattr(failure, "admission_message", None)  # the live source could not answer
-            if unavailable:
-                log.warning("review %s: %s", review["request"]["uid"], unavailable)
-                metrics.error(endpoint, "unavailable")
-                outcome = _unanswered(review, hook, kind, unavailable)
-            else:
-                log.exception("review %s failed", review["request"]["uid"])
-                metrics.error(endpoint, "exception")
-                outcome = _crashed(review, kind, failure)
-        seconds = time.perf_counter() - start
-        metrics.observe(endpoint, review["request"]["operation"], kind, outcome.outcome, seconds)
-        if not outcome.allowed:
-            metrics.denied(endpoint, outcome.body)
-        log_review(review_line(endpoint, parsed, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
-                               outcome.policy))
-        return 200, outcome.body
-    finally:
-        metrics.in_flight -= 1
+        data: bytes | None = await body()
+    except BodyTooLarge:
+        data = None
+    now = review_now(data, hook, endpoint, handler, start)
+    return await review_later(now, hook, endpoint, handler) if isinstance(now, Deferred) else now
+
+
+def _failed(review: rv.Review, hook: Webhook, endpoint: str, failure: Exception) -> Outcome:
+    """The answer when the handler raised: past the deadline, the live source unavailable, or a bug."""
+    kind = review["request"]["kind"].get("kind", "")
+    if isinstance(failure, TimeoutError):
+        hook.metrics.error(endpoint, "deadline")
+        return _late(review, hook, kind)
+    unavailable = getattr(failure, "admission_message", None)  # the live source could not answer
+    if unavailable:
+        log.warning("review %s: %s", review["request"]["uid"], unavailable)
+        hook.metrics.error(endpoint, "unavailable")
+        return _unanswered(review, hook, kind, unavailable)
+    log.error("review %s failed", review["request"]["uid"], exc_info=failure)
+    hook.metrics.error(endpoint, "exception")
+    return _crashed(review, kind, failure)
+
+
+def _answered(review: rv.Review, hook: Webhook, endpoint: str, outcome: Outcome, start: float) -> tuple[int, bytes]:
+    """Count and log a handled review; its HTTP answer."""
+    seconds = time.perf_counter() - start
+    request = review["request"]
+    metrics = hook.metrics
+    metrics.observe(endpoint, request["operation"], request["kind"].get("kind", ""), outcome.outcome, seconds)
+    if not outcome.allowed:
+        metrics.denied(endpoint, outcome.body)
+    log_review(review_line(endpoint, request, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
+                           outcome.policy))
+    return 200, outcome.body
+
+
+def _from_caches(handler: Handler, review: rv.Review, hook: Webhook) -> Outcome | None:
+    """The handler's answer when the source's caches hold everything it looks up (no thread hop: the
+    common case once synced); None when it needs a live lookup, or the source has no cache-only mode."""
+    cache_only = getattr(hook.ctx.source, "cache_only", None)
+    if cache_only is None:
+        return None
+    try:
+        with cache_only():
+            return handler(review, hook.ctx)
+    except CacheMiss:
+        return None
+
+
+async def _in_thread(handler: Handler, review: rv.Review, hook: Webhook) -> Outcome:
+    return await asyncio.wait_for(run_in_threadpool(handler, review, hook.ctx), hook.deadline)
 
 
 async def offloaded(handler: Handler, review: rv.Review, hook: Webhook) -> Outcome:
     """The answer of a handler whose source may call the API server: inline when the source's caches
-    answer everything (no thread hop: the common case once synced), else in a worker thread under the
-    review deadline (asyncio.TimeoutError past it)."""
-    cache_only = getattr(hook.ctx.source, "cache_only", None)
-    if cache_only is not None:
-        try:
-            with cache_only():
-                return handler(review, hook.ctx)
-        except CacheMiss:
-            pass
-    return await asyncio.wait_for(run_in_threadpool(handler, review, hook.ctx), hook.deadline)
+    answer everything, else in a worker thread under the review deadline (asyncio.TimeoutError past it)."""
+    outcome = _from_caches(handler, review, hook)
+    return outcome if outcome is not None else await _in_thread(handler, review, hook)
 
 
 def _reject(hook: Webhook, endpoint: str, start: float, status: int, message: str,
@@ -175,6 +234,8 @@ class AdmissionApp:
     def __init__(self, api: Any, hook: Webhook):  # api: the FastAPI app (app.server.app.create_api)
         self.api, self.hook = api, hook
         self.fast: dict[str, tuple[str, Handler]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
+        # the same routes by raw request path, for the HTTP protocol's direct answers (app.server.transport)
+        self.direct: dict[bytes, tuple[str, Handler]] = {path.encode(): route for path, route in self.fast.items()}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.api, name)

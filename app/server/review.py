@@ -6,10 +6,10 @@ JSON data: it is never validated as a whole here, never copied.
 """
 from __future__ import annotations
 
-import base64
 from typing import Any, NotRequired, TypedDict
 
 import orjson
+import pybase64
 
 from app.kubevirt.causes import Cause, Verdict
 
@@ -179,7 +179,7 @@ def response(review: Review, verdict: Verdict, patch: list[dict[str, Any]] | Non
         out["status"] = status_for(verdict)
     if patch:
         out["patchType"] = "JSONPatch"
-        out["patch"] = base64.b64encode(orjson.dumps(patch)).decode("ascii")
+        out["patch"] = pybase64.b64encode_as_string(orjson.dumps(patch))  # SIMD: a tenth of binascii's time
     if verdict.warnings:
         out["warnings"] = short_warnings(verdict.warnings)
     return orjson.dumps({"apiVersion": review["apiVersion"], "kind": "AdmissionReview", "response": out})

@@ -153,8 +153,8 @@ def transport_options() -> dict[str, Any]:
     except ImportError:
         pass
     try:
-        from app.server.transport import CoalescingHttpToolsProtocol
-        options["http"] = CoalescingHttpToolsProtocol
+        from app.server.transport import ReviewHttpToolsProtocol
+        options["http"] = ReviewHttpToolsProtocol
     except ImportError:  # httptools missing: uvicorn picks h11
         pass
     return options

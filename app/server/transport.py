@@ -10,13 +10,31 @@ step are joined and handed to the transport once, at the end of that step (`loop
 headers and body leave as one TLS record. Nothing is delayed past the current step, ordering is
 kept, and `close()`/`abort()` behave as before (close flushes first, abort drops). Everything
 else (flow control, extra info, `is_closing`) is the real transport's.
+
+`ReviewHttpToolsProtocol` also answers an admission review straight from the parser's callbacks: for a
+POST to /mutate or /validate the body is gathered as it arrives, and the answer (`review_now`, the same
+function and bytes as the ASGI path) is written when the message is complete, with no ASGI scope, cycle,
+task, event or message dicts in between: uvicorn's per-request machinery cost about a third of a
+/validate review's CPU time. Everything else, and a review it cannot answer that way (Expect:
+100-continue, a request pipelined behind one still being answered, a percent-encoded path, a root path,
+a concurrency limit, a paused write side), goes through uvicorn's ASGI cycle as before. A review whose
+handler needs a live lookup is answered from a task (`review_later`, a worker thread under the
+deadline); requests pipelined behind it wait in uvicorn's own queue, so answers keep their order.
+Keep-alive, `Connection: close`, HTTP/1.0, graceful shutdown and the keep-alive timeout behave as
+uvicorn's own cycle does (`_DirectCycle` stands in for it while a review is open).
 """
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from app.server.asgi import AdmissionApp, Deferred, Handler, Webhook, review_later, review_now
+
+log = logging.getLogger("instancetype_webhook.server")
 
 
 class CoalescingWrites:
@@ -64,3 +82,154 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         # a duck-typed wrapper: the protocol only calls the Transport methods CoalescingWrites forwards
         super().connection_made(CoalescingWrites(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
+
+
+class _NoEvent:
+    """What uvicorn's connection_lost sets on the open cycle: nothing waits on a direct review."""
+
+    def set(self) -> None:
+        pass
+
+
+class _DirectCycle:
+    """Stands in for uvicorn's RequestResponseCycle while a review is answered directly: uvicorn's own
+    code reads and writes these (pipelining, connection_lost, shutdown)."""
+
+    __slots__ = ("keep_alive", "disconnected", "response_complete", "message_event")
+
+    def __init__(self, keep_alive: bool):
+        self.keep_alive = keep_alive
+        self.disconnected = False
+        self.response_complete = False
+        self.message_event = _NoEvent()
+
+
+class _DirectReview:
+    """A review being received: its route, body so far, and the cycle it answers on."""
+
+    __slots__ = ("endpoint", "handler", "cycle", "chunks", "size", "cap")
+
+    def __init__(self, endpoint: str, handler: Handler, cycle: _DirectCycle, cap: int, declared: int):
+        self.endpoint, self.handler, self.cycle, self.cap = endpoint, handler, cycle, cap
+        self.chunks: list[bytes] | None = [] if declared <= cap else None  # None: past the cap
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        if self.chunks is not None:
+            self.size += len(chunk)
+            if self.size > self.cap:
+                self.chunks = None  # answered 413 once complete; nothing more is kept
+            else:
+                self.chunks.append(chunk)
+
+    def body(self) -> bytes | None:
+        chunks = self.chunks
+        if chunks is None:
+            return None
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_JSON_HEADERS = b"content-type: application/json\r\ncontent-length: "
+_TEXT_HEADERS = b"content-type: text/plain; charset=utf-8\r\ncontent-length: "
+
+
+class ReviewHttpToolsProtocol(CoalescingHttpToolsProtocol):
+    """uvicorn's httptools protocol answering admission reviews directly (see the module docstring)."""
+
+    _direct: _DirectReview | None = None
+    _routes: dict[bytes, tuple[str, Handler]] = {}  # none: every request takes uvicorn's ASGI cycle
+    _hook: Webhook | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as above
+        super().connection_made(transport)
+        app = self.app  # uvicorn's loaded app: ours, unless wrapped (e.g. by its trace-level message logger)
+        if isinstance(app, AdmissionApp) and not self.root_path:
+            self._routes, self._hook = app.direct, app.hook
+
+    def on_headers_complete(self) -> None:
+        direct = self._open_direct() if self._routes else None
+        self._direct = direct
+        if direct is None:
+            super().on_headers_complete()
+
+    def _open_direct(self) -> _DirectReview | None:
+        """A direct review for this request, or None when uvicorn's ASGI cycle must take it."""
+        parser = self.parser
+        if parser.get_method() != b"POST" or parser.should_upgrade() or self.expect_100_continue:
+            return None
+        cycle = self.cycle
+        if (cycle is not None and not cycle.response_complete) or self.flow.write_paused:
+            return None  # pipelined behind an open answer, or the client is not reading: uvicorn queues it
+        if self.limit_concurrency is not None:
+            return None
+        route = self._routes.get(httptools.parse_url(self.url).path)
+        if route is None:
+            return None
+        hook = self._hook
+        assert hook is not None  # set with the routes (connection_made)
+        declared = -1
+        for name, value in self.headers:
+            if name == b"content-length" and value.isdigit():
+                declared = int(value)
+        http_version = parser.get_http_version()
+        keep_alive = http_version != "1.0" and parser.should_keep_alive()
+        self.cycle = direct_cycle = _DirectCycle(keep_alive)  # type: ignore[assignment]  # read by uvicorn's code
+        return _DirectReview(route[0], route[1], direct_cycle, hook.max_body_bytes, declared)
+
+    def on_body(self, body: bytes) -> None:
+        direct = self._direct
+        if direct is None:
+            super().on_body(body)
+        else:
+            direct.add(body)
+
+    def on_message_complete(self) -> None:
+        direct = self._direct
+        if direct is None:
+            super().on_message_complete()
+            return
+        self._direct = None
+        hook = self._hook
+        assert hook is not None  # a direct review is opened only with a hook (_open_direct)
+        try:
+            now = review_now(direct.body(), hook, direct.endpoint, direct.handler)
+        except Exception:  # as uvicorn answers an app that raised: 500, connection closed
+            log.exception("exception while answering a review")
+            self._answer(direct.cycle, 500, b"Internal Server Error", _TEXT_HEADERS, close=True)
+            return
+        if isinstance(now, Deferred):
+            task = self.loop.create_task(self._answer_later(hook, direct, now))
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
+        else:
+            self._answer(direct.cycle, now[0], now[1])
+
+    async def _answer_later(self, hook: Webhook, direct: _DirectReview, deferred: Deferred) -> None:
+        try:
+            status, body = await review_later(deferred, hook, direct.endpoint, direct.handler)
+        except Exception:
+            log.exception("exception while answering a review")
+            self._answer(direct.cycle, 500, b"Internal Server Error", _TEXT_HEADERS, close=True)
+            return
+        self._answer(direct.cycle, status, body)
+
+    def _answer(self, cycle: _DirectCycle, status: int, body: bytes, headers: bytes = _JSON_HEADERS,
+                close: bool = False) -> None:
+        """Write the answer as uvicorn's cycle would (its default headers first), then finish the request
+        as it does: close without keep-alive, else the next pipelined request or the keep-alive timer."""
+        if cycle.disconnected:
+            return
+        if close:
+            cycle.keep_alive = False
+        parts = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            parts += [name, b": ", value, b"\r\n"]
+        parts += [headers, b"%d" % len(body), b"\r\n"]
+        if not cycle.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts += [b"\r\n", body]
+        self.transport.write(b"".join(parts))
+        cycle.response_complete = True
+        if not cycle.keep_alive:
+            self.transport.close()
+        self.on_response_complete()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app.server.transport import CoalescingHttpToolsProtocol, CoalescingWrites
+from app.server.transport import CoalescingWrites
 
 
 class FakeTransport:
@@ -68,10 +68,3 @@ def test_everything_else_is_the_real_transport():
 
     asyncio.run(main())
 
-
-def test_serve_uses_the_coalescing_protocol():
-    from app.server.run import transport_options
-
-    options = transport_options()
-    assert options["http"] is CoalescingHttpToolsProtocol
-    assert options["proxy_headers"] is False

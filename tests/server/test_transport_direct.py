@@ -1,0 +1,267 @@
+"""Reviews answered straight from the HTTP parser (ReviewHttpToolsProtocol) against a real uvicorn server.
+
+The direct answer must be the ASGI cycle's to the byte (an `Expect: 100-continue` request takes the ASGI
+cycle), keep pipelined answers in order (also behind a review that needs a worker thread), and handle
+keep-alive, `Connection: close`, HTTP/1.0, chunked bodies, the body cap, a client gone mid-body and a
+failing answer as uvicorn's own cycle does.
+"""
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import uvicorn
+
+import app.server.transport as transport
+from app.kubevirt.source import CacheMiss
+from app.server.app import Webhook, create_app
+from app.server.context import Outcome, ReviewContext
+from app.server.run import transport_options
+from app.sources.catalog import load_catalog
+from tests.server.harness import free_port
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DATE = re.compile(rb"\r\ndate: [^\r]*\r\n")
+
+
+class CountingProtocol(transport.ReviewHttpToolsProtocol):
+    """The real protocol, counting the reviews it answered directly."""
+
+    direct_answers = 0
+
+    def _answer(self, *args: Any, **kwargs: Any) -> None:
+        type(self).direct_answers += 1
+        super()._answer(*args, **kwargs)
+
+
+@contextmanager
+def running(hook: Webhook, routes: dict[str, Any] | None = None) -> Iterator[int]:
+    """A real uvicorn server (uvloop, the webhook's protocol, plain HTTP) for `hook` on a free port;
+    `routes` ({path: (endpoint, handler)}) replace the app's review routes."""
+    port = free_port()
+    options = {**transport_options(), "http": CountingProtocol}
+    app = create_app(hook)
+    if routes is not None:
+        app.fast = routes
+        app.direct = {path.encode(): route for path, route in routes.items()}
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False,
+                            lifespan="off", timeout_graceful_shutdown=5, **options)  # type: ignore[arg-type]
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="uvicorn-direct")
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(15)
+
+
+def request(path: str, body: bytes, *headers: str, version: str = "1.1") -> bytes:
+    lines = [f"POST {path} HTTP/{version}", "host: webhook", "content-type: application/json",
+             f"content-length: {len(body)}", *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def read_response(sock: socket.socket, buffer: bytearray) -> bytes:
+    """One whole response from `sock` (content-length framed); what follows stays in `buffer`."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        assert chunk, f"connection closed mid-response: {bytes(buffer)!r}"
+        buffer += chunk
+    head, _, _ = bytes(buffer).partition(b"\r\n\r\n")
+    if head.startswith(b"HTTP/1.1 100 Continue"):
+        del buffer[: len(head) + 4]
+        return read_response(sock, buffer)
+    length = int(re.search(rb"content-length: (\d+)", head).group(1))  # type: ignore[union-attr]
+    end = len(head) + 4 + length
+    while len(buffer) < end:
+        chunk = sock.recv(65536)
+        assert chunk, "connection closed mid-body"
+        buffer += chunk
+    response = bytes(buffer[:end])
+    del buffer[:end]
+    return response
+
+
+def exchange(port: int, data: bytes, answers: int = 1) -> tuple[list[bytes], bool]:
+    """Send `data`, read `answers` responses; also whether the server closed the connection afterwards."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data)
+        buffer = bytearray()
+        responses = [read_response(sock, buffer) for _ in range(answers)]
+        sock.settimeout(0.5)
+        try:
+            closed = sock.recv(1) == b""
+        except TimeoutError:
+            closed = False
+    return responses, closed
+
+
+def masked(response: bytes) -> bytes:
+    return DATE.sub(b"\r\ndate: -\r\n", response)
+
+
+@pytest.fixture
+def hook() -> Webhook:
+    return Webhook(ctx=ReviewContext(source=load_catalog(), policy="expand"), max_body_bytes=64 * 1024)
+
+
+BODIES = {
+    "mutate flattens": ("/mutate", (EXAMPLES / "vm-create-expand.json").read_bytes()),
+    "validate denies": ("/validate", (EXAMPLES / "vm-conflict.json").read_bytes()),
+    "validate allows": ("/validate", (EXAMPLES / "vm-create-reference.json").read_bytes()),
+    "validate, a VM that is no review": ("/validate", (EXAMPLES / "vm.json").read_bytes()),
+    "mutate, missing reference": ("/mutate", (EXAMPLES / "vm-missing-reference.json").read_bytes()),
+    "not JSON": ("/mutate", b"{not json"),
+    "not a review": ("/validate", b"[1, 2]"),
+    "over the cap": ("/mutate", b" " * (64 * 1024 + 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(BODIES))
+def test_the_direct_answer_is_the_asgi_cycles_to_the_byte(hook: Webhook, name: str):
+    path, body = BODIES[name]
+    with running(hook) as port:
+        before = CountingProtocol.direct_answers
+        [direct], _ = exchange(port, request(path, body))
+        assert CountingProtocol.direct_answers == before + 1
+        [cycle], _ = exchange(port, request(path, body, "expect: 100-continue"))  # uvicorn's ASGI cycle
+        assert CountingProtocol.direct_answers == before + 1
+    assert masked(direct) == masked(cycle)
+    assert direct.startswith(b"HTTP/1.1 ")
+    assert hook.metrics.in_flight == 0
+
+
+def test_pipelined_requests_are_answered_in_order(hook: Webhook):
+    review = (EXAMPLES / "vm-conflict.json").read_bytes()
+    flatten = (EXAMPLES / "vm-create-expand.json").read_bytes()
+    readyz = b"GET /readyz HTTP/1.1\r\nhost: webhook\r\n\r\n"
+    with running(hook) as port:
+        responses, closed = exchange(port, request("/validate", review) + readyz + request("/mutate", flatten), 3)
+    bodies = [r.partition(b"\r\n\r\n")[2] for r in responses]
+    assert b'"allowed":false' in bodies[0] and b"000000000003" in bodies[0]
+    assert orjson.loads(bodies[1])["status"] == "ready"
+    assert b'"patchType":"JSONPatch"' in bodies[2] and b"000000000001" in bodies[2]
+    assert not closed  # keep-alive
+
+
+@pytest.mark.parametrize(("version", "headers"), [("1.0", ()), ("1.1", ("connection: close",))])
+def test_a_connection_without_keep_alive_is_closed_after_the_answer(hook: Webhook, version: str,
+                                                                     headers: tuple[str, ...]):
+    body = (EXAMPLES / "vm-create-reference.json").read_bytes()
+    with running(hook) as port:
+        [response], closed = exchange(port, request("/validate", body, *headers, version=version))
+    assert response.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\nconnection: close\r\n" in response
+    assert closed
+
+
+def test_a_chunked_body_sent_in_pieces(hook: Webhook):
+    body = (EXAMPLES / "vm-create-expand.json").read_bytes()
+    head = b"POST /mutate HTTP/1.1\r\nhost: webhook\r\ntransfer-encoding: chunked\r\n\r\n"
+    with running(hook) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head)
+        for start in range(0, len(body), 700):
+            piece = body[start:start + 700]
+            sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+            time.sleep(0.01)
+        sock.sendall(b"0\r\n\r\n")
+        response = read_response(sock, bytearray())
+    assert b'"patchType":"JSONPatch"' in response
+
+
+def test_over_the_cap_then_the_connection_goes_on(hook: Webhook):
+    small = (EXAMPLES / "vm-create-reference.json").read_bytes()
+    big = b" " * (64 * 1024 + 10)
+    chunked_big = b"POST /validate HTTP/1.1\r\nhost: w\r\ntransfer-encoding: chunked\r\n\r\n" + b"".join(
+        b"%x\r\n%s\r\n" % (len(big[i:i + 4096]), big[i:i + 4096]) for i in range(0, len(big), 4096)) + b"0\r\n\r\n"
+    with running(hook) as port:
+        responses, closed = exchange(port, request("/mutate", big) + chunked_big + request("/validate", small), 3)
+    assert [r.split(b"\r\n", 1)[0] for r in responses] == [b"HTTP/1.1 413 Request Entity Too Large"] * 2 + [
+        b"HTTP/1.1 200 OK"]
+    assert b"request body larger than 65536 bytes" in responses[0] and not closed
+
+
+def test_a_client_gone_mid_body_leaves_the_server_answering(hook: Webhook):
+    body = (EXAMPLES / "vm-create-reference.json").read_bytes()
+    with running(hook) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(request("/validate", body)[:-20])
+        time.sleep(0.1)
+        [response], _ = exchange(port, request("/validate", body))
+    assert response.startswith(b"HTTP/1.1 200 OK")
+    assert hook.metrics.in_flight == 0
+
+
+def test_a_failing_answer_is_a_500_and_a_closed_connection(hook: Webhook, monkeypatch: pytest.MonkeyPatch):
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(transport, "review_now", broken)
+    with running(hook) as port:
+        [response], closed = exchange(port, request("/validate", b"{}"))
+    assert response.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert response.endswith(b"\r\n\r\nInternal Server Error") and b"connection: close" in response
+    assert closed
+
+
+class LiveSource:
+    """Names in `cached` answer at once; others need a slow live lookup, refused while cache-only."""
+
+    def __init__(self, cached: set[str], fetch_seconds: float):
+        self.cached, self.fetch_seconds = cached, fetch_seconds
+        self.local = threading.local()
+
+    @contextmanager
+    def cache_only(self) -> Iterator[None]:
+        self.local.on = True
+        try:
+            yield
+        finally:
+            self.local.on = False
+
+    def get(self, name: str) -> str:
+        if name not in self.cached:
+            if getattr(self.local, "on", False):
+                raise CacheMiss(name)
+            time.sleep(self.fetch_seconds)
+        return name
+
+
+def named(review: Any, ctx: ReviewContext) -> Outcome:
+    """A handler answering with the name it looked up and the thread it ran on."""
+    name = ctx.source.get(review["request"]["name"])  # type: ignore[attr-defined]  # LiveSource
+    body = orjson.dumps({"name": name, "thread": threading.current_thread().name})
+    return Outcome(True, body, "VirtualMachine", "allowed")
+
+
+def live_review(name: str) -> bytes:
+    return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": name, "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "operation": "CREATE", "name": name, "object": {"metadata": {"name": name}}}})
+
+
+def test_a_review_needing_a_live_lookup_keeps_the_order_of_what_follows():
+    hook = Webhook(ctx=ReviewContext(source=LiveSource({"cached"}, 0.3)), offload=True)  # type: ignore[arg-type]
+    data = request("/validate", live_review("uncached")) + request("/validate", live_review("cached"))
+    with running(hook, {"/validate": ("validate", named)}) as port:
+        responses, closed = exchange(port, data, 2)
+    first, second = (orjson.loads(r.partition(b"\r\n\r\n")[2]) for r in responses)
+    assert first["name"] == "uncached" and first["thread"] != "uvicorn-direct"  # a worker thread
+    assert second["name"] == "cached"  # after the first, though it needed no lookup
+    assert not closed and hook.metrics.in_flight == 0
+
+
+def test_serve_uses_the_direct_protocol():
+    assert transport_options()["http"] is transport.ReviewHttpToolsProtocol
