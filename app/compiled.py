@@ -14,7 +14,7 @@ from pathlib import Path
 
 TREES = ("kubevirt", "domxml")
 FILES = ("patch.py",)
-SERVER = ("asgi", "mutate", "validate", "review", "policy", "context", "liveupdate")
+SERVER = ("asgi", "mutate", "validate", "review", "reviewlog", "policy", "context", "liveupdate")
 LEFT_OUT = ("models.py", "objects.py", "__init__.py")
 
 

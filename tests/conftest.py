@@ -59,13 +59,13 @@ def app_logging():
     """For a test that runs `serve` (or `logs.configure()`) in process: afterwards the app's logger is as it was.
     A handler left bound to the test's captured stdout would take every later log line of the session (the
     watch threads of other tests too) and write it into a stream pytest has closed."""
-    from app.server import logs
+    from app.server import reviewlog
 
     logger = logging.getLogger("instancetype_webhook")
-    saved = logger.handlers[:], logger.level, logger.propagate, logs._sink
+    saved, sink = (logger.handlers[:], logger.level, logger.propagate), reviewlog.sink()
     yield logger
-    logs.flush_reviews()
-    logger.handlers[:], logger.level, logger.propagate, logs._sink = saved
+    reviewlog.set_sink(sink)
+    logger.handlers[:], logger.level, logger.propagate = saved
 
 
 @pytest.fixture(autouse=True)
@@ -77,8 +77,9 @@ def _no_app_log_handler_left_behind():
     yield
     added = [h for h in logger.handlers if h not in before and type(h).__name__ == "_OrderedHandler"]
     if added:
-        from app.server import logs
+        from app.server import reviewlog
 
         logger.handlers[:] = before
-        logger.propagate, logs._sink = True, None
+        logger.propagate = True
+        reviewlog.set_sink(None)
         pytest.fail("the test left logs.configure()'s handler on the app's logger: use the app_logging fixture")

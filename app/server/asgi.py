@@ -25,9 +25,9 @@ from app.kubevirt.causes import Verdict
 from app.kubevirt.source import CacheMiss
 from app.server import review as rv
 from app.server.context import Outcome, ReviewContext
-from app.server.logs import log_review, review_line
 from app.server.metrics import Metrics
 from app.server.mutate import mutate
+from app.server.reviewlog import log_review, review_line
 from app.server.validate import validate
 
 log = logging.getLogger("instancetype_webhook.server")

@@ -9,7 +9,7 @@ import sys
 import orjson
 import pytest
 
-from app.server import logs
+from app.server import logs, reviewlog
 
 
 class Stdout(io.TextIOWrapper):
@@ -71,4 +71,4 @@ def test_the_logger_is_left_as_it_was_after_the_tests_above():
     """Runs after the tests that configure the log (file order): no handler of theirs is left behind."""
     logger = logging.getLogger("instancetype_webhook")
     assert not any(isinstance(h, logs._OrderedHandler) for h in logger.handlers)
-    assert logger.propagate and logs._sink is None
+    assert logger.propagate and reviewlog.sink() is None
