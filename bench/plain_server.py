@@ -21,7 +21,7 @@ from app.server.app import Webhook, create_app  # noqa: E402  (after the sys.pat
 from app.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
 from app.server.logs import configure  # noqa: E402  (after the sys.path set-up)
 from app.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
-from app.server.run import build_source  # noqa: E402  (after the sys.path set-up)
+from app.server.run import build_source, transport_options  # noqa: E402  (after the sys.path set-up)
 from app.server.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
 
 
@@ -51,7 +51,7 @@ def main() -> None:
                               metrics_port=args.metrics_port)
     configure(settings.log_level)
     uvicorn.run(build_app(settings), host=settings.host, port=settings.port, access_log=False, log_config=None,
-                log_level=settings.log_level, lifespan="off", server_header=False)
+                log_level=settings.log_level, lifespan="off", server_header=False, **transport_options())
 
 
 if __name__ == "__main__":

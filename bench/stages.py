@@ -8,7 +8,8 @@ response, the log line, the metrics), the whole handlers, /mutate on two UPDATEs
 change, which the live-update warnings skip without a lookup, and a resize, which they plan; the VMI comes
 from memory, so the row is the plan's CPU cost without the GET), and the whole ASGI app (`AdmissionApp`,
 what uvicorn calls: body, parse, handler, metrics,
-log line, the two `send` messages) next to the floor's ASGI app doing its least (`floor_app.py`), as
+log line, the two `send` messages) next to the floor's ASGI app doing its least (`floor_app.py`), and
+`review_now`, what the server's HTTP protocol calls for a review instead of the ASGI app, as
 microseconds of this thread's CPU time per call (the best of 7 repeats). CPU time, not wall time:
 on a shared machine another process taking the core does not count against the step. The HTTP
 rows of bench/run.py (and ../shared/bench/perf_ratio.py) add uvicorn, httptools and TLS on top;
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
 import time
@@ -39,6 +41,7 @@ from app.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402  (after the sys
 from app.patch import make_patch  # noqa: E402  (after the sys.path set-up)
 from app.server import review as rv  # noqa: E402  (after the sys.path set-up)
 from app.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
+from app.server.asgi import review_now  # noqa: E402  (after the sys.path set-up)
 from app.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
 from app.server.logs import configure, log_review, review_line  # noqa: E402  (after the sys.path set-up)
 from app.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
@@ -180,6 +183,11 @@ def stages(number: int, body: bytes | None = None) -> dict[str, float]:
     figures["ASGI floor (floor_app.py)"] = round(asgi_per_call_us(floor, "/mutate", body, number), 1)
     figures["ASGI /validate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/validate", body, number), 1)
     figures["ASGI /mutate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/mutate", body, number), 1)
+    # what the HTTP protocol calls for a review (app.server.transport): parse, handler, metrics, log line
+    hook = ours.hook
+    for endpoint, handler in (("validate", validate), ("mutate", mutate)):
+        step = functools.partial(review_now, body, hook, endpoint, handler)
+        figures[f"direct /{endpoint} (review_now)"] = round(per_call_us(step, number), 1)
     return figures
 
 

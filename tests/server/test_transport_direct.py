@@ -124,6 +124,7 @@ BODIES = {
     "validate allows": ("/validate", (EXAMPLES / "vm-create-reference.json").read_bytes()),
     "validate, a VM that is no review": ("/validate", (EXAMPLES / "vm.json").read_bytes()),
     "mutate, missing reference": ("/mutate", (EXAMPLES / "vm-missing-reference.json").read_bytes()),
+    "with the API server's timeout": ("/mutate?timeout=10s", (EXAMPLES / "vm-create-expand.json").read_bytes()),
     "not JSON": ("/mutate", b"{not json"),
     "not a review": ("/validate", b"[1, 2]"),
     "over the cap": ("/mutate", b" " * (64 * 1024 + 1)),
