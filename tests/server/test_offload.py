@@ -4,41 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-from app.kubevirt.source import CacheMiss
 from app.server.app import Webhook, offloaded
 from app.server.context import Outcome, ReviewContext
-
-
-class Source:
-    """Cached names answer at once; anything else needs a (slow) fetch, refused while cache-only."""
-
-    def __init__(self, cached: set[str], fetch_seconds: float = 0.0):
-        self.cached, self.fetch_seconds = cached, fetch_seconds
-        self.local = threading.local()
-        self.fetches = 0
-
-    @contextmanager
-    def cache_only(self) -> Iterator[None]:
-        self.local.on = True
-        try:
-            yield
-        finally:
-            self.local.on = False
-
-    def get(self, name: str) -> str:
-        if name in self.cached:
-            return name
-        if getattr(self.local, "on", False):
-            raise CacheMiss(name)
-        self.fetches += 1
-        threading.Event().wait(self.fetch_seconds)
-        return name
+from tests.server.live_source import LiveSource
 
 
 def handler(review: dict[str, Any], ctx: ReviewContext) -> Outcome:
@@ -49,19 +21,19 @@ def handler(review: dict[str, Any], ctx: ReviewContext) -> Outcome:
     return Outcome(True, f"{found} on {threading.current_thread().name}".encode(), "VM", "allowed")
 
 
-def answer(source: Source, name: str, deadline: float = 5.0) -> str:
+def answer(source: LiveSource, name: str, deadline: float = 5.0) -> str:
     hook = Webhook(ctx=ReviewContext(source=source), offload=True, deadline=deadline)
     return asyncio.run(offloaded(handler, {"name": name}, hook)).body.decode()
 
 
 def test_cached_references_are_answered_on_the_event_loop():
-    source = Source({"u1.medium"})
+    source = LiveSource({"u1.medium"})
     assert answer(source, "u1.medium") == "u1.medium on MainThread"
     assert source.fetches == 0
 
 
 def test_a_cache_miss_moves_to_a_worker_thread_and_fetches():
-    source = Source(set())
+    source = LiveSource(set())
     body = answer(source, "new-type")
     assert body.startswith("new-type on ") and not body.endswith("MainThread")
     assert source.fetches == 1
@@ -69,7 +41,7 @@ def test_a_cache_miss_moves_to_a_worker_thread_and_fetches():
 
 def test_a_slow_fetch_still_meets_the_deadline():
     with pytest.raises(asyncio.TimeoutError):
-        answer(Source(set(), fetch_seconds=2.0), "slow", deadline=0.2)
+        answer(LiveSource(set(), fetch_seconds=2.0), "slow", deadline=0.2)
 
 
 def test_sources_without_a_cache_only_mode_always_use_a_thread():

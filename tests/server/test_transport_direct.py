@@ -21,12 +21,12 @@ import pytest
 import uvicorn
 
 import app.server.transport as transport
-from app.kubevirt.source import CacheMiss
 from app.server.app import Webhook, create_app
 from app.server.context import Outcome, ReviewContext
 from app.server.run import transport_options
 from app.sources.catalog import load_catalog
 from tests.server.harness import free_port
+from tests.server.live_source import LiveSource
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DATE = re.compile(rb"\r\ndate: [^\r]*\r\n")
@@ -215,29 +215,6 @@ def test_a_failing_answer_is_a_500_and_a_closed_connection(hook: Webhook, monkey
     assert response.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
     assert response.endswith(b"\r\n\r\nInternal Server Error") and b"connection: close" in response
     assert closed
-
-
-class LiveSource:
-    """Names in `cached` answer at once; others need a slow live lookup, refused while cache-only."""
-
-    def __init__(self, cached: set[str], fetch_seconds: float):
-        self.cached, self.fetch_seconds = cached, fetch_seconds
-        self.local = threading.local()
-
-    @contextmanager
-    def cache_only(self) -> Iterator[None]:
-        self.local.on = True
-        try:
-            yield
-        finally:
-            self.local.on = False
-
-    def get(self, name: str) -> str:
-        if name not in self.cached:
-            if getattr(self.local, "on", False):
-                raise CacheMiss(name)
-            time.sleep(self.fetch_seconds)
-        return name
 
 
 def named(review: Any, ctx: ReviewContext) -> Outcome:
