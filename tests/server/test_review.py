@@ -70,3 +70,35 @@ def test_the_benchmark_review_takes_the_fast_path(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(rv, "_well_formed", lambda doc: calls.append(doc) or True)
     rv.parse_review(orjson.dumps(base()))
     assert calls
+
+
+_JSON_TREES = st.recursive(st.none() | st.integers(0, 3) | st.text(max_size=2),
+                           lambda children: st.lists(children, max_size=3)
+                           | st.dictionaries(st.text(max_size=2), children, max_size=3), max_leaves=30)
+
+
+@given(doc=st.dictionaries(st.text(max_size=2), _JSON_TREES, max_size=3), limit=st.integers(0, 12))
+@settings(max_examples=300, deadline=None)
+def test_the_two_nesting_checks_agree(doc: dict, limit: int):
+    """parse_review's walk (the compiled build's) and its bracket-count-then-walk (pure Python's) agree."""
+    assert rv._nested_deeper(doc, limit) == (not rv._depth_ok(doc, limit))
+
+
+def _depth(node: object) -> int:
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+    if children is None:
+        return 0
+    return 1 + max((_depth(child) for child in children), default=0)
+
+
+@pytest.mark.parametrize("levels", [1, 5, 40])
+def test_nesting_at_the_limit_passes_and_one_more_is_refused(levels: int):
+    nested: object = "leaf"
+    for level in range(levels):
+        nested = {"n": nested} if level % 2 else [nested]
+    doc = base()
+    doc["request"]["object"]["spec"]["deep"] = nested
+    body, depth = orjson.dumps(doc), _depth(doc)
+    assert rv.parse_review(body, max_depth=depth)
+    with pytest.raises(rv.ReviewError, match="deeper than"):
+        rv.parse_review(body, max_depth=depth - 1)
