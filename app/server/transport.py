@@ -12,7 +12,8 @@ kept, and `close()`/`abort()` behave as before (close flushes first, abort drops
 else (flow control, extra info, `is_closing`) is the real transport's.
 
 `ReviewHttpToolsProtocol` also answers an admission review straight from the parser's callbacks: for a
-POST to /mutate or /validate the body is gathered as it arrives, and the answer (`review_now`, the same
+POST to /mutate or /validate the body is gathered as it arrives (a body past the cap, declared or read, is
+answered 413 at once and the rest only read, as on the ASGI path), and the answer (`review_now`, the same
 function and bytes as the ASGI path) is written when the message is complete, with no ASGI scope, cycle,
 task, event or message dicts in between: uvicorn's per-request machinery cost about a third of a
 /validate review's CPU time. Everything else, and a review it cannot answer that way (Expect:
@@ -105,27 +106,30 @@ class _DirectCycle:
 
 
 class _DirectReview:
-    """A review being received: its route, body so far, and the cycle it answers on."""
+    """A review being received: its route, body so far, and the cycle it answers on. `chunks` is None once
+    the body passed the cap: it was answered 413 then, and the rest of the message is only read."""
 
     __slots__ = ("endpoint", "handler", "cycle", "chunks", "size", "cap")
 
-    def __init__(self, endpoint: str, handler: Handler, cycle: _DirectCycle, cap: int, declared: int):
+    def __init__(self, endpoint: str, handler: Handler, cycle: _DirectCycle, cap: int):
         self.endpoint, self.handler, self.cycle, self.cap = endpoint, handler, cycle, cap
-        self.chunks: list[bytes] | None = [] if declared <= cap else None  # None: past the cap
+        self.chunks: list[bytes] | None = []
         self.size = 0
 
-    def add(self, chunk: bytes) -> None:
-        if self.chunks is not None:
-            self.size += len(chunk)
-            if self.size > self.cap:
-                self.chunks = None  # answered 413 once complete; nothing more is kept
-            else:
-                self.chunks.append(chunk)
-
-    def body(self) -> bytes | None:
+    def add(self, chunk: bytes) -> bool:
+        """Keep `chunk`; False when it takes the body past the cap (nothing more is kept)."""
         chunks = self.chunks
         if chunks is None:
-            return None
+            return True
+        self.size += len(chunk)
+        if self.size > self.cap:
+            self.chunks = None
+            return False
+        chunks.append(chunk)
+        return True
+
+    def body(self) -> bytes:
+        chunks = self.chunks or []
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -167,21 +171,23 @@ class ReviewHttpToolsProtocol(CoalescingHttpToolsProtocol):
             return None
         hook = self._hook
         assert hook is not None  # set with the routes (connection_made)
-        declared = -1
-        for name, value in self.headers:
-            if name == b"content-length" and value.isdigit():
-                declared = int(value)
         http_version = parser.get_http_version()
         keep_alive = http_version != "1.0" and parser.should_keep_alive()
         self.cycle = direct_cycle = _DirectCycle(keep_alive)  # type: ignore[assignment]  # read by uvicorn's code
-        return _DirectReview(route[0], route[1], direct_cycle, hook.max_body_bytes, declared)
+        direct = _DirectReview(route[0], route[1], direct_cycle, hook.max_body_bytes)
+        for name, value in self.headers:
+            if name == b"content-length" and value.isdigit() and int(value) > direct.cap:
+                direct.chunks = None  # refused before the body is sent, as the ASGI path does
+                self._review(direct, None)
+                break
+        return direct
 
     def on_body(self, body: bytes) -> None:
         direct = self._direct
         if direct is None:
             super().on_body(body)
-        else:
-            direct.add(body)
+        elif not direct.add(body):
+            self._review(direct, None)  # past the cap: 413 now; the rest of the message is only read
 
     def on_message_complete(self) -> None:
         direct = self._direct
@@ -189,10 +195,15 @@ class ReviewHttpToolsProtocol(CoalescingHttpToolsProtocol):
             super().on_message_complete()
             return
         self._direct = None
+        if direct.chunks is not None:  # else answered when it passed the cap
+            self._review(direct, direct.body())
+
+    def _review(self, direct: _DirectReview, body: bytes | None) -> None:
+        """Answer a direct review (`body` None: larger than the cap), now or from a worker thread."""
         hook = self._hook
         assert hook is not None  # a direct review is opened only with a hook (_open_direct)
         try:
-            now = review_now(direct.body(), hook, direct.endpoint, direct.handler)
+            now = review_now(body, hook, direct.endpoint, direct.handler)
         except Exception:  # as uvicorn answers an app that raised: 500, connection closed
             log.exception("exception while answering a review")
             self._answer(direct.cycle, 500, b"Internal Server Error", _TEXT_HEADERS, close=True)

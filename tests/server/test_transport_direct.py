@@ -194,6 +194,20 @@ def test_over_the_cap_then_the_connection_goes_on(hook: Webhook):
     assert b"request body larger than 65536 bytes" in responses[0] and not closed
 
 
+def test_over_the_cap_is_answered_before_the_body_is_all_sent(hook: Webhook):
+    declared = b"POST /mutate HTTP/1.1\r\nhost: w\r\ncontent-length: 1073741824\r\n\r\n{\"apiVersion\":"
+    chunk = b"x" * 8192
+    chunked = b"POST /validate HTTP/1.1\r\nhost: w\r\ntransfer-encoding: chunked\r\n\r\n" + (
+        b"%x\r\n%s\r\n" % (len(chunk), chunk)) * 9  # past 64 KiB, no last chunk
+    with running(hook) as port:
+        for data in (declared, chunked):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(data)
+                response = read_response(sock, bytearray())
+            assert response.startswith(b"HTTP/1.1 413 ") and b"request body larger than 65536 bytes" in response
+    assert hook.metrics.in_flight == 0
+
+
 def test_a_client_gone_mid_body_leaves_the_server_answering(hook: Webhook):
     body = (EXAMPLES / "vm-create-reference.json").read_bytes()
     with running(hook) as port:
