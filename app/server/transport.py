@@ -204,9 +204,8 @@ class ReviewHttpToolsProtocol(CoalescingHttpToolsProtocol):
         assert hook is not None  # a direct review is opened only with a hook (_open_direct)
         try:
             now = review_now(body, hook, direct.endpoint, direct.handler)
-        except Exception:  # as uvicorn answers an app that raised: 500, connection closed
-            log.exception("exception while answering a review")
-            self._answer(direct.cycle, 500, b"Internal Server Error", _TEXT_HEADERS, close=True)
+        except Exception:
+            self._failed(direct.cycle)
             return
         if isinstance(now, Deferred):
             task = self.loop.create_task(self._answer_later(hook, direct, now))
@@ -219,10 +218,14 @@ class ReviewHttpToolsProtocol(CoalescingHttpToolsProtocol):
         try:
             status, body = await review_later(deferred, hook, direct.endpoint, direct.handler)
         except Exception:
-            log.exception("exception while answering a review")
-            self._answer(direct.cycle, 500, b"Internal Server Error", _TEXT_HEADERS, close=True)
+            self._failed(direct.cycle)
             return
         self._answer(direct.cycle, status, body)
+
+    def _failed(self, cycle: _DirectCycle) -> None:
+        """As uvicorn answers an app that raised: logged, 500, connection closed."""
+        log.exception("exception while answering a review")
+        self._answer(cycle, 500, b"Internal Server Error", _TEXT_HEADERS, close=True)
 
     def _answer(self, cycle: _DirectCycle, status: int, body: bytes, headers: bytes = _JSON_HEADERS,
                 close: bool = False) -> None:
