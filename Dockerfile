@@ -4,7 +4,7 @@
 # stage is the base plus that one environment, with no pip, setuptools, wheel, compiler or source, and runs
 # as a numeric non-root user (matching the chart's runAsUser).
 #
-# COMPILE=1 (the default): the wheel's review path (the pure core and the review handlers, app/compiled.py)
+# COMPILE=1 (the default): the wheel's review path (the pure core and the review handlers, instancetype_webhook/compiled.py)
 # is compiled with mypyc, which cuts the CPU time of a review by about half (bench/README.md); the compiler,
 # the Python headers and mypy stay in the build stage. COMPILE=0 builds the pure-Python wheel.
 #
@@ -39,11 +39,11 @@ RUN python -m venv /opt/build \
  && /opt/build/bin/pip wheel -q --wheel-dir /deps -r /tmp/dependencies.txt \
  && /opt/build/bin/pip install -q --no-index --find-links /deps -r /tmp/dependencies.txt \
  && /opt/build/bin/pip install -q -r tools/compile-requirements.txt
-COPY app ./app
+COPY instancetype_webhook ./instancetype_webhook
 # Our wheel (package data as pyproject declares it; compiled under COMPILE=1), installed with its dependencies
 # into /opt/instancetype-webhook (binary wheels exist for lxml, orjson, cryptography); byte-compiled so that the
 # read-only image starts fast. Then out go the installers and the kubernetes client's asyncio copy
-# (kubernetes/aio, about 68 MB), which nothing here imports (tests/ship/test_image.py checks app/ never does).
+# (kubernetes/aio, about 68 MB), which nothing here imports (tests/ship/test_image.py checks instancetype_webhook/ never does).
 RUN INSTANCETYPE_WEBHOOK_COMPILE="$COMPILE" /opt/build/bin/pip wheel --no-build-isolation --no-deps --wheel-dir /wheels . \
  && python -m venv /opt/instancetype-webhook \
  && /opt/instancetype-webhook/bin/pip install --no-index --find-links /deps /wheels/instancetype_webhook-*.whl \

@@ -1,15 +1,17 @@
 """The build's one option: compile the review path with mypyc (INSTANCETYPE_WEBHOOK_COMPILE=1).
 
-INSTANCETYPE_WEBHOOK_COMPILE is unset or 0 (pure Python), 1 (every module of app.compiled), or a comma-separated
-list of those modules' names (a quick build of a few, e.g. app.patch,app.kubevirt.imprint).
+INSTANCETYPE_WEBHOOK_COMPILE is unset or 0 (pure Python), 1 (every module of instancetype_webhook.compiled),
+or a comma-separated list of those modules' names (a quick build of a few, e.g.
+instancetype_webhook.patch,instancetype_webhook.kubevirt.imprint).
 
 Without it (the editable install of `make install`, `pip install .`) the package is pure Python. With it, the
-wheel carries C extensions for the pure core (app/kubevirt, app/domxml, app/patch.py) and the server's
-review handlers beside the same .py files, which CPython then imports instead: the same code and answers,
+wheel carries C extensions for the pure core (instancetype_webhook/kubevirt, instancetype_webhook/domxml,
+instancetype_webhook/patch.py) and the server's review handlers beside the same .py files, which CPython then
+imports instead: the same code and answers,
 about 40% less CPU time per review (bench/README.md). The image's build stage builds this wheel; it needs
 mypy (which brings mypyc), setuptools >= 77 and a C compiler with the Python headers.
 
-The modules compiled are listed in app/compiled.py (COMPILED), which also tells at run time which are.
+The modules compiled are listed in instancetype_webhook/compiled.py (COMPILED), which also tells at run time which are.
 """
 from __future__ import annotations
 
@@ -23,16 +25,17 @@ ROOT = Path(__file__).resolve().parent
 
 
 def compiled_sources(wanted: str) -> list[str]:
-    """The .py files to compile, relative to the project: app.compiled's list (read without importing the
-    package), or the part of it `wanted` names."""
+    """The .py files to compile, relative to the project: instancetype_webhook.compiled's list (read without
+    importing the package), or the part of it `wanted` names."""
     namespace: dict[str, object] = {}
-    exec((ROOT / "app" / "compiled.py").read_text(), namespace)
-    modules: list[str] = namespace["compiled_modules"](ROOT / "app")  # type: ignore[operator]
+    exec((ROOT / "instancetype_webhook" / "compiled.py").read_text(), namespace)
+    modules: list[str] = namespace["compiled_modules"](ROOT / "instancetype_webhook")  # type: ignore[operator]
     if wanted != "1":
         names = [name.strip() for name in wanted.split(",") if name.strip()]
         unknown = sorted(set(names) - set(modules))
         if unknown:
-            sys.exit(f"INSTANCETYPE_WEBHOOK_COMPILE: not among the modules app/compiled.py lists: {', '.join(unknown)}")
+            listed = "not among the modules instancetype_webhook/compiled.py lists"
+            sys.exit(f"INSTANCETYPE_WEBHOOK_COMPILE: {listed}: {', '.join(unknown)}")
         modules = [name for name in modules if name in names]
     return [str(Path(*name.split(".")).with_suffix(".py")) for name in modules]
 

@@ -27,9 +27,9 @@ import orjson  # noqa: E402  (after the sys.path set-up)
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.kubevirt.causes import ExpandError  # noqa: E402  (after the sys.path set-up)
-from app.kubevirt.expand import expand  # noqa: E402  (after the sys.path set-up)
-from app.kubevirt.source import InMemorySource  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.kubevirt.causes import ExpandError  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.kubevirt.expand import expand  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.kubevirt.source import InMemorySource  # noqa: E402  (after the sys.path set-up)
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences", "controllerRevisions")
 

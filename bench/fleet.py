@@ -35,9 +35,9 @@ from machine import describe  # noqa: E402  (after the sys.path set-up)
 from servers import _process_tree, _rss, free_port  # noqa: E402  (after the sys.path set-up)
 from tlsfiles import write_self_signed  # noqa: E402  (after the sys.path set-up)
 
-from app.fleet.audit import audit  # noqa: E402  (after the sys.path set-up)
-from app.fleet.session import open_session  # noqa: E402  (after the sys.path set-up)
-from app.fleet.sweep import SweepOptions, sweep  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.fleet.audit import audit  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.fleet.session import open_session  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.fleet.sweep import SweepOptions, sweep  # noqa: E402  (after the sys.path set-up)
 
 TARGETS = {"audit_vms_per_s": 1000, "sweep_vms_per_s": 150, "webhook_rss_mb": 150}
 
@@ -116,7 +116,8 @@ def main() -> int:
         port = free_port()
         with open(work / "webhook.log", "w") as log:  # the webhook keeps its own copy of the descriptor
             webhook = subprocess.Popen(
-                [sys.executable, "-m", "app", "serve", "--kubeconfig", str(config), "--policy", "expandAll",
+                [sys.executable, "-m", "instancetype_webhook",
+                 "serve", "--kubeconfig", str(config), "--policy", "expandAll",
                  "--host", "127.0.0.1", "--port", str(port), "--tls-cert", str(cert), "--tls-key", str(key),
                  "--metrics-port", "0", "--log-level", "warning"],
                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
@@ -132,7 +133,8 @@ def main() -> int:
         result["audit"] = {"seconds": elapsed, "vms": len(findings), "vms_per_s": len(findings) / elapsed,
                            "summary": counts}
         start = time.perf_counter()
-        cli = subprocess.run([sys.executable, "-m", "app", "audit", "--kubeconfig", str(config), "-A", "-o", "json"],
+        cli = subprocess.run([sys.executable, "-m", "instancetype_webhook",
+                              "audit", "--kubeconfig", str(config), "-A", "-o", "json"],
                              cwd=ROOT, capture_output=True, text=True)
         result["audit"]["cli_wall_s"] = time.perf_counter() - start
         result["audit"]["cli_exit"] = cli.returncode

@@ -39,7 +39,7 @@ def git_revision() -> str | None:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "app", "bench"], cwd=ROOT,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "instancetype_webhook", "bench"], cwd=ROOT,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None

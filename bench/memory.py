@@ -31,14 +31,14 @@ from servers import HOST, Server, free_port  # noqa: E402  (after the sys.path s
 from targets import ROOT, Tls, serve_argv  # noqa: E402  (after the sys.path set-up)
 from tlsfiles import write_self_signed  # noqa: E402  (after the sys.path set-up)
 
-from app.catalog import CATALOG_DIR  # noqa: E402  (after the sys.path set-up)
-from app.kubevirt.source import (  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.catalog import CATALOG_DIR  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.kubevirt.source import (  # noqa: E402  (after the sys.path set-up)
     CLUSTER_INSTANCETYPE,
     CLUSTER_PREFERENCE,
     INSTANCETYPE,
     PREFERENCE,
 )
-from app.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
 
 NAMESPACES = 50
 BURST = 200

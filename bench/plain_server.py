@@ -1,7 +1,7 @@
 """Our service over plain HTTP, for the benchmark's plain rows only.
 
 The shipped `serve` command is HTTPS-only by design (no plain-HTTP admission endpoint), so this
-builds the same app the way `app.server.run.serve` does (same reference source, context,
+builds the same app the way `instancetype_webhook.server.run.serve` does (same reference source, context,
 metrics, JSON review log, app factory and uvicorn options) and runs it without TLS on loopback.
 The TLS rows of the benchmark use the real `serve` command.
 
@@ -15,14 +15,14 @@ from pathlib import Path
 
 import uvicorn
 
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repo root, for `app`
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repo root, for `instancetype_webhook`
 
-from app.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
-from app.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
-from app.server.logs import configure  # noqa: E402  (after the sys.path set-up)
-from app.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
-from app.server.run import build_source, transport_options  # noqa: E402  (after the sys.path set-up)
-from app.server.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.logs import configure  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.run import build_source, transport_options  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
 
 
 def build_app(settings: ServerSettings):

@@ -38,9 +38,9 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.certs import generate, write_bundle  # noqa: E402  (after the sys.path set-up)
 from bench.review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
 from bench.servers import HOST, Server, free_port  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.certs import generate, write_bundle  # noqa: E402  (after the sys.path set-up)
 
 UID = "00000000-0000-0000-0000-000000000000"
 
@@ -170,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="soak-"))
     certs = write_bundle(generate(["127.0.0.1", "localhost"]), work / "certs", overwrite=True)
     port = free_port()
-    server = Server("webhook", [sys.executable, "-m", "app", "serve", "--host", HOST, "--port", str(port),
+    server = Server("webhook", [sys.executable, "-m", "instancetype_webhook",
+                                "serve", "--host", HOST, "--port", str(port),
                                 "--metrics-port", "0", "--policy", "expand", "--log-level", "warning",
                                 "--tls-cert", str(certs["tls.crt"]), "--tls-key", str(certs["tls.key"])],
                     f"https://{HOST}:{port}", log_path=work / "server.log")

@@ -36,18 +36,18 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 
 from review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
 
-from app.kubevirt.imprint import patch_and_imprint  # noqa: E402  (after the sys.path set-up)
-from app.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
-from app.patch import make_patch  # noqa: E402  (after the sys.path set-up)
-from app.server import review as rv  # noqa: E402  (after the sys.path set-up)
-from app.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
-from app.server.asgi import review_now  # noqa: E402  (after the sys.path set-up)
-from app.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
-from app.server.logs import configure, log_review, review_line  # noqa: E402  (after the sys.path set-up)
-from app.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
-from app.server.mutate import flatten, mutate  # noqa: E402  (after the sys.path set-up)
-from app.server.validate import validate  # noqa: E402  (after the sys.path set-up)
-from app.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.kubevirt.imprint import patch_and_imprint  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.patch import make_patch  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server import review as rv  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.asgi import review_now  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.logs import configure, log_review, review_line  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.mutate import flatten, mutate  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.validate import validate  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
 
 
 def per_call_us(func: Callable[[], Any], number: int, repeat: int = 7) -> float:
@@ -113,7 +113,7 @@ def live_update_reviews(vm: dict[str, Any]) -> tuple[ReviewContext, bytes, bytes
     u1.large, planned) and a label change (no lookup)."""
     import copy
 
-    from app.kubevirt.liveupdate import start_vm
+    from instancetype_webhook.kubevirt.liveupdate import start_vm
 
     catalog = load_catalog()
     started = start_vm(vm, catalog, DEFAULT_SETTINGS)
@@ -146,7 +146,7 @@ def _running_vm() -> dict[str, Any]:
 def stages(number: int, body: bytes | None = None) -> dict[str, float]:
     from floor_app import app as floor
 
-    from app.kubevirt.admission import validate_vm
+    from instancetype_webhook.kubevirt.admission import validate_vm
 
     quiet_review_log()
     ctx = ReviewContext(source=load_catalog(), policy="expand")
@@ -183,7 +183,7 @@ def stages(number: int, body: bytes | None = None) -> dict[str, float]:
     figures["ASGI floor (floor_app.py)"] = round(asgi_per_call_us(floor, "/mutate", body, number), 1)
     figures["ASGI /validate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/validate", body, number), 1)
     figures["ASGI /mutate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/mutate", body, number), 1)
-    # what the HTTP protocol calls for a review (app.server.transport): parse, handler, metrics, log line
+    # what the HTTP protocol calls for a review (server.transport): parse, handler, metrics, log line
     hook = ours.hook
     for endpoint, handler in (("validate", validate), ("mutate", mutate)):
         step = functools.partial(review_now, body, hook, endpoint, handler)

@@ -62,7 +62,7 @@ def floor_server(transport: str, tls: Tls, logs: Path, cpus: set[int] | None, ki
 
 def serve_argv(port: int, tls: Tls, catalog: Path | None = None) -> list[str]:
     """The shipped command line: one worker, policy expand, the bundled catalogue unless `catalog`."""
-    argv = [PY, "-m", "app", "serve", "--host", HOST, "--port", str(port), "--policy", "expand",
+    argv = [PY, "-m", "instancetype_webhook", "serve", "--host", HOST, "--port", str(port), "--policy", "expand",
             "--tls-cert", str(tls.cert), "--tls-key", str(tls.key), "--metrics-port", str(free_port()),
             "--shutdown-delay", "0"]  # no drain pause when the harness stops it
     return argv + (["--catalog", str(catalog)] if catalog else [])

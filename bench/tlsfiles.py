@@ -5,7 +5,7 @@ from pathlib import Path
 
 from targets import Tls
 
-from app.certs import self_signed
+from instancetype_webhook.certs import self_signed
 
 
 def write_self_signed(directory: Path) -> Tls:

@@ -4,9 +4,9 @@
 
 Builds `count` PersistentVolumeClaims and as many DataVolumes shaped like the ones a CDI cluster holds
 (bound PVCs with CDI's annotations, managedFields as the API server returns them), puts them through
-the same compaction the informer caches use (app.sources.compact) into a dict keyed like an informer
+the same compaction the informer caches use (instancetype_webhook.sources.compact) into a dict keyed like an informer
 store, and reports the traced Python heap per object and in total. The answer decided the design:
-app.sources.volumes looks these objects up on demand instead (README "inferFromVolume").
+instancetype_webhook.sources.volumes looks these objects up on demand instead (README "inferFromVolume").
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import json
 import tracemalloc
 import uuid
 
-from app.sources.compact import compact
+from instancetype_webhook.sources.compact import compact
 
 
 def managed_fields(manager: str) -> list[dict]:

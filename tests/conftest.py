@@ -59,7 +59,7 @@ def app_logging():
     """For a test that runs `serve` (or `logs.configure()`) in process: afterwards the app's logger is as it was.
     A handler left bound to the test's captured stdout would take every later log line of the session (the
     watch threads of other tests too) and write it into a stream pytest has closed."""
-    from app.server import reviewlog
+    from instancetype_webhook.server import reviewlog
 
     logger = logging.getLogger("instancetype_webhook")
     saved, sink = (logger.handlers[:], logger.level, logger.propagate), reviewlog.sink()
@@ -70,14 +70,14 @@ def app_logging():
 
 @pytest.fixture(autouse=True)
 def _no_app_log_handler_left_behind():
-    """Fails the test that leaves a handler of `app.server.logs.configure()` on the app's logger (use the
+    """Fails the test that leaves a handler of `server.logs.configure()` on the app's logger (use the
     `app_logging` fixture), and takes it off so that later tests are not affected."""
     logger = logging.getLogger("instancetype_webhook")
     before = logger.handlers[:]
     yield
     added = [h for h in logger.handlers if h not in before and type(h).__name__ == "_OrderedHandler"]
     if added:
-        from app.server import reviewlog
+        from instancetype_webhook.server import reviewlog
 
         logger.handlers[:] = before
         logger.propagate = True

@@ -1,4 +1,4 @@
-"""app/certs.py: the CA + serving certificate, the --dev self-signed certificate, file modes."""
+"""instancetype_webhook/certs.py: the CA + serving certificate, the --dev self-signed certificate, file modes."""
 from __future__ import annotations
 
 import base64
@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from app import certs
+from instancetype_webhook import certs
 
 
 def _sans(cert: x509.Certificate) -> tuple[list[str], list[str]]:

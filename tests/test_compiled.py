@@ -1,4 +1,5 @@
-"""app/compiled.py and setup.py: which modules the compiled build compiles, the pure-Python install, and a real
+"""instancetype_webhook/compiled.py and setup.py: which modules the compiled build compiles, the pure-Python install,
+and a real
 mypyc build (of one module: the image builds them all, and tests/ship/test_image.py checks its answers)."""
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from app.compiled import build_summary, compiled_modules, has_extension, is_extension
+from instancetype_webhook.compiled import build_summary, compiled_modules, has_extension, is_extension
 from tests.shared_data import ROOT
 
-APP = ROOT / "app"
+APP = ROOT / "instancetype_webhook"
 # A patch's worth of differences (a replace, an add, a removal, list elements, a key that needs escaping).
 OLD = {"spec": {"a": 1, "list": [1, 2, {"x": "y"}], "gone": True, "we~ird/key": 1}}
 NEW = {"spec": {"a": 2, "list": [1, 2, {"x": "z"}, 4], "new": {"b": [None]}, "we~ird/key": 2}}
@@ -31,24 +32,25 @@ def test_the_pure_core_and_the_review_handlers_are_listed_and_exist():
     left_out = {name for name in core if name.rsplit(".", 1)[-1] in ("models", "objects", "__init__")}
     assert core - left_out <= set(names)  # every core module but the pydantic ones and package __init__s
     assert not left_out & set(names)
-    assert {"app.patch", "app.server.mutate", "app.server.validate", "app.server.review"} <= set(names)
+    expected = ("patch", "server.mutate", "server.validate", "server.review")
+    assert {f"instancetype_webhook.{m}" for m in expected} <= set(names)
     # Nothing that is not pure data in, data out or a handler on it: no edge (HTTP app, sources, CLI, fleet).
     assert not [n for n in names if n.split(".")[1] in ("cli", "sources", "fleet", "playground")]
-    assert "app.server.app" not in names
+    assert "instancetype_webhook.server.app" not in names
 
 
 def test_the_editable_install_runs_pure_python_with_no_stale_extension_in_the_tree():
     """An extension left in the source tree (setup.py build_ext --inplace) would shadow the .py beside it."""
     assert list(APP.rglob("*.so")) == [] and list(ROOT.glob("*__mypyc*")) == []
     assert build_summary() == "pure Python"
-    assert not is_extension("app.kubevirt.expand")
-    assert not has_extension(APP, "app.kubevirt.expand")
+    assert not is_extension("instancetype_webhook.kubevirt.expand")
+    assert not has_extension(APP, "instancetype_webhook.kubevirt.expand")
 
 
 def build_wheel(tmp_path: Path, compile_what: str) -> subprocess.CompletedProcess[str]:
     """`pip wheel` as the image's build stage runs it, on a copy of what it copies (pip builds in the tree)."""
     source = tmp_path / "source"
-    shutil.copytree(APP, source / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(APP, source / "instancetype_webhook", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "setup.py", "README.md", "tools/mypyc.ini", "tools/compile-requirements.txt"):
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, source / name)
@@ -59,30 +61,30 @@ def build_wheel(tmp_path: Path, compile_what: str) -> subprocess.CompletedProces
 
 
 def test_a_module_that_is_not_listed_is_refused_by_name(tmp_path):
-    built = build_wheel(tmp_path, "app.patch,app.server.app")
+    built = build_wheel(tmp_path, "instancetype_webhook.patch,instancetype_webhook.server.app")
     assert built.returncode != 0
-    assert "not among the modules app/compiled.py lists: app.server.app" in built.stderr
+    assert "not among the modules compiled.py lists: instancetype_webhook.server.app" in built.stderr
 
 
 @pytest.mark.slow
 def test_a_compiled_build_imports_the_extension_and_answers_as_pure_python(tmp_path):
-    built = build_wheel(tmp_path, "app.patch")
+    built = build_wheel(tmp_path, "instancetype_webhook.patch")
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "wheels").glob("instancetype_webhook-*.whl")
     assert "-cp311-" in wheel.name  # a platform wheel: it carries a C extension
     names = zipfile.ZipFile(wheel).namelist()
-    assert [n for n in names if n.startswith("app/patch.") and n.endswith(".so")], names
-    assert "app/patch.py" in names  # the source stays beside it (tracebacks, inspection)
+    assert [n for n in names if n.startswith("instancetype_webhook/patch.") and n.endswith(".so")], names
+    assert "instancetype_webhook/patch.py" in names  # the source stays beside it (tracebacks, inspection)
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target),
                     str(wheel)], check=True, capture_output=True, timeout=120)
     probe = f"""
 import json, sys
-from app.compiled import build_summary, is_extension
-from app.patch import make_patch
+from instancetype_webhook.compiled import build_summary, is_extension
+from instancetype_webhook.patch import make_patch
 old, new = json.loads({json.dumps(json.dumps([OLD, NEW]))})
-print(json.dumps({{"extension": is_extension("app.patch"), "summary": build_summary(),
-                  "ops": make_patch(old, new), "file": sys.modules["app.patch"].__file__}}))
+print(json.dumps({{"extension": is_extension("instancetype_webhook.patch"), "summary": build_summary(),
+                  "ops": make_patch(old, new), "file": sys.modules["instancetype_webhook.patch"].__file__}}))
 """
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -90,7 +92,7 @@ print(json.dumps({{"extension": is_extension("app.patch"), "summary": build_summ
     found = json.loads(out)
     assert found["extension"] is True and found["file"].startswith(str(target))
     assert found["summary"] == f"compiled with mypyc (1 of {len(compiled_modules(APP))} modules)"
-    from app.patch import make_patch
+    from instancetype_webhook.patch import make_patch
 
     assert found["ops"] == make_patch(OLD, NEW)  # the pure module's answer, here in this process
 
@@ -136,7 +138,7 @@ NOT_COPIED = shutil.ignore_patterns(".git", ".venv*", "__pycache__", "build", "s
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
 def test_the_suites_pass_against_the_compiled_build(tmp_path):
-    """All of app/compiled.py's modules compiled in a copy of the tree, then the core, server, CLI, source and
+    """All of compiled.py's modules compiled in a copy of the tree, then the core, server, CLI, source and
     fleet tests run against it: what mypyc changes (annotations checked at run time, compiled classes, the
     collector) shows here, not only on the conformance answers the image test compares."""
     tree = tmp_path / "tree"
@@ -145,7 +147,8 @@ def test_the_suites_pass_against_the_compiled_build(tmp_path):
     built = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree, env=env,
                            capture_output=True, text=True, timeout=1200)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    summary = subprocess.run([sys.executable, "-c", "from app.compiled import build_summary; print(build_summary())"],
+    code = "from instancetype_webhook.compiled import build_summary; print(build_summary())"
+    summary = subprocess.run([sys.executable, "-c", code],
                              cwd=tree, env=env, capture_output=True, text=True, check=True).stdout.strip()
     count = len(compiled_modules(APP))
     assert summary == f"compiled with mypyc ({count} of {count} modules)"

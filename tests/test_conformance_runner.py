@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from app import conformance
-from app.cli import main
+from instancetype_webhook import conformance
+from instancetype_webhook.cli import main
 from tests.conftest import CONFORMANCE
 
 PASSING = "requirements.memory-unmet"
@@ -252,7 +252,7 @@ def test_plugin_modules_register_member_checks(tmp_path, monkeypatch):
     plugin = tmp_path / "plugins" / "fake_domxml_plugin.py"
     plugin.parent.mkdir()
     plugin.write_text(
-        "from app.conformance import Difference, register_section\n"
+        "from instancetype_webhook.conformance import Difference, register_section\n"
         "register_section('domxml.expected',\n"
         "                 lambda case: Difference('domxml.xml', None, None, note='rendered nothing'))\n"
         "register_section('domxml.fromVm', lambda case: None)\n"

@@ -1,4 +1,5 @@
-"""app.patch: RFC 6902 correctness (checked with the jsonpatch library), escaping, idempotence, minimality."""
+"""instancetype_webhook.patch: RFC 6902 correctness (checked with the jsonpatch library), escaping, idempotence,
+minimality."""
 from __future__ import annotations
 
 import copy
@@ -8,7 +9,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.patch import escape, make_patch, pointer
+from instancetype_webhook.patch import escape, make_patch, pointer
 
 VM = {
     "apiVersion": "kubevirt.io/v1",

@@ -1,9 +1,9 @@
-"""The public API is what app/__init__.py names: pinned here so a change to it is deliberate."""
+"""The public API is what instancetype_webhook/__init__.py names: pinned here so a change to it is deliberate."""
 import subprocess
 import sys
 
-import app
-from app.sources.catalog import load_catalog
+import instancetype_webhook
+from instancetype_webhook.sources.catalog import load_catalog
 
 PUBLIC = {
     "ClusterSettings", "Cause", "DEFAULT_SETTINGS", "DomainError", "ExpandError", "InMemorySource", "Source",
@@ -13,17 +13,17 @@ PUBLIC = {
 
 
 def test_public_names_are_pinned():
-    assert set(app.__all__) == PUBLIC
+    assert set(instancetype_webhook.__all__) == PUBLIC
 
 
 def test_every_public_name_resolves():
     for name in PUBLIC:
-        assert getattr(app, name) is not None, name
+        assert getattr(instancetype_webhook, name) is not None, name
 
 
 def test_unknown_name_is_an_attribute_error():
     try:
-        app.no_such_thing  # noqa: B018  (the attribute access is the test)
+        instancetype_webhook.no_such_thing  # noqa: B018  (the attribute access is the test)
     except AttributeError as exc:
         assert "no_such_thing" in str(exc)
     else:
@@ -31,7 +31,8 @@ def test_unknown_name_is_an_attribute_error():
 
 
 def test_import_app_does_not_load_the_heavy_parts():
-    code = "import sys, app; print(any(m.startswith(('lxml', 'app.domxml', 'fastapi')) for m in sys.modules))"
+    code = ("import sys, instancetype_webhook; "
+            "print(any(m.startswith(('lxml', 'instancetype_webhook.domxml', 'fastapi')) for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -43,8 +44,9 @@ def test_the_documented_round_trip():
                    "template": {"spec": {"domain": {"devices": {}},
                                          "volumes": [{"name": "root", "containerDisk": {"image": "x"}}]}}}}
     source = load_catalog()
-    assert app.validate_vm(vm, source).allowed
-    flat = app.expand(vm, source)
+    assert instancetype_webhook.validate_vm(vm, source).allowed
+    flat = instancetype_webhook.expand(vm, source)
     assert "instancetype" not in flat["spec"] and flat["spec"]["template"]["spec"]["domain"]["memory"]["guest"] == "2Gi"
-    assert "<domain" in app.render_domain(app.vmi_from_vm(flat))
-    assert {op["path"] for op in app.make_patch(vm, flat)} >= {"/spec/instancetype", "/spec/preference"}
+    assert "<domain" in instancetype_webhook.render_domain(instancetype_webhook.vmi_from_vm(flat))
+    paths = {op["path"] for op in instancetype_webhook.make_patch(vm, flat)}
+    assert paths >= {"/spec/instancetype", "/spec/preference"}

@@ -1,4 +1,4 @@
-from app.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE, InMemorySource
+from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE, InMemorySource
 
 
 def _obj(kind, name, ns=None):

@@ -1,7 +1,7 @@
 import pytest
 
-from app.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE
-from app.sources.catalog import CatalogError, iter_documents, load_catalog
+from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE
+from instancetype_webhook.sources.catalog import CatalogError, iter_documents, load_catalog
 
 
 def test_bundled_catalogue_holds_the_common_instancetypes():

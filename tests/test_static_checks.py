@@ -1,7 +1,7 @@
 """The static checks configured in pyproject.toml are part of the test run: any ruff or mypy finding fails it.
 
 ruff (pyflakes, pycodestyle errors, bugbear, pyupgrade, isort, simplify) checks the whole repository; mypy
-checks app/, strictly for the pure core (app/kubevirt, app/domxml, app/patch.py, app/conformance.py). The
+checks instancetype_webhook/, strictly for the pure core (kubevirt, domxml, patch.py, conformance.py). The
 probes prove the configuration is live: a finding of each kind is reported where it must be.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_mypy_reports_nothing() -> None:
 def test_ruff_probe_finds_an_undefined_name() -> None:
     _tool("ruff")
     done = _run(["ruff", "check", "--no-cache", "--output-format", "concise", "--stdin-filename",
-                 "app/cli/probe.py", "-"], stdin=UNDEFINED_NAME)
+                 "instancetype_webhook/cli/probe.py", "-"], stdin=UNDEFINED_NAME)
     assert done.returncode == 1
     assert "F821" in done.stdout and "print_verdict" in done.stdout
 
@@ -61,10 +61,10 @@ def _mypy_probe(tmp_path: Path, stands_for: str, source: str) -> str:
 
 def test_mypy_probe_is_strict_on_the_core(tmp_path: Path) -> None:
     _tool("mypy")
-    assert "[no-untyped-def]" in _mypy_probe(tmp_path, "app/patch.py", UNTYPED_DEF)
+    assert "[no-untyped-def]" in _mypy_probe(tmp_path, "instancetype_webhook/patch.py", UNTYPED_DEF)
 
 
 def test_mypy_probe_checks_untyped_bodies_at_the_edges(tmp_path: Path) -> None:
     _tool("mypy")
-    assert "no-untyped-def" not in _mypy_probe(tmp_path, "app/cli/certs.py", UNTYPED_DEF)
-    assert "[assignment]" in _mypy_probe(tmp_path, "app/cli/certs.py", BAD_BODY)
+    assert "no-untyped-def" not in _mypy_probe(tmp_path, "instancetype_webhook/cli/certs.py", UNTYPED_DEF)
+    assert "[assignment]" in _mypy_probe(tmp_path, "instancetype_webhook/cli/certs.py", BAD_BODY)

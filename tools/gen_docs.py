@@ -3,9 +3,9 @@
     python tools/gen_docs.py            write every generated page under docs/reference/
     python tools/gen_docs.py --check    exit 1 and print a diff when a page is out of date
 
-Sources: the CLI's argparse parsers (`app.cli.build_parser`), the chart's `values.yaml` (its comments)
-and `values.schema.json`, the metrics registry (`app.server.metrics.Metrics`), the settings model
-(`app.server.settings.ServerSettings`) and the HTTP app's OpenAPI document (`app.server.app.create_api`).
+Sources: the CLI's argparse parsers (`instancetype_webhook.cli.build_parser`), the chart's `values.yaml` (its comments)
+and `values.schema.json`, the metrics registry (`instancetype_webhook.server.metrics.Metrics`), the settings model
+(`server.settings.ServerSettings`) and the HTTP app's OpenAPI document (`server.app.create_api`).
 Every page starts with a line saying it is generated, so nobody edits it by hand.
 """
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _option_rows(sub: argparse.ArgumentParser) -> list[str]:
 
 
 def cli_page() -> str:
-    from app.cli import build_parser
+    from instancetype_webhook.cli import build_parser
 
     os.environ["COLUMNS"] = "100"  # argparse wraps usage lines to the terminal width
     parser = build_parser()
@@ -196,7 +196,7 @@ SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), 
 
 
 def metrics_page() -> str:
-    from app.server.metrics import Metrics
+    from instancetype_webhook.server.metrics import Metrics
 
     metrics = Metrics()
     # A labelled prometheus_client metric with no sample yet shows its label names only on the
@@ -220,14 +220,14 @@ def metrics_page() -> str:
 
 
 def _serve_flags() -> dict[str, argparse.Action]:
-    from app.cli import build_parser
+    from instancetype_webhook.cli import build_parser
 
     serve = dict((n, p) for n, _, p in _subcommands(build_parser()))["serve"]
     return {a.dest: a for a in serve._actions if a.option_strings}
 
 
 def configuration_page() -> str:
-    from app.server.settings import ENV_PREFIX, ServerSettings
+    from instancetype_webhook.server.settings import ENV_PREFIX, ServerSettings
 
     flags = _serve_flags()
     out = [BANNER, "# Configuration", "",
@@ -251,9 +251,9 @@ def configuration_page() -> str:
 
 
 def openapi_document() -> dict[str, Any]:
-    from app.kubevirt.source import Source
-    from app.server.app import Webhook, create_api
-    from app.server.context import ReviewContext
+    from instancetype_webhook.kubevirt.source import Source
+    from instancetype_webhook.server.app import Webhook, create_api
+    from instancetype_webhook.server.context import ReviewContext
 
     source: Source = None  # type: ignore[assignment]  # building the routes reads no reference object
     return create_api(Webhook(ReviewContext(source=source))).openapi()

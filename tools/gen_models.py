@@ -1,6 +1,6 @@
-"""Generate app/kubevirt/models.py from the upstream CRD schemas (instancetype.kubevirt.io/v1beta1).
+"""Generate instancetype_webhook/kubevirt/models.py from the upstream CRD schemas (instancetype.kubevirt.io/v1beta1).
 
-    .venv/bin/python tools/gen_models.py [CRD_DIR] > app/kubevirt/models.py
+    .venv/bin/python tools/gen_models.py [CRD_DIR] > instancetype_webhook/kubevirt/models.py
 
 CRD_DIR defaults to the in-tree copy of the shared CRDs, tests/data/shared/kubevirt-crds (`make sync-shared`
 refreshes it), so a fresh clone regenerates the models with nothing beside it.
@@ -41,7 +41,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from app.kubevirt.quantity import parse as _parse_quantity
+from instancetype_webhook.kubevirt.quantity import parse as _parse_quantity
 
 API_VERSION: Final = "instancetype.kubevirt.io/v1beta1"
 

@@ -1,4 +1,4 @@
-"""Regenerate the playground's samples (app/playground/samples/) from the VMs in examples/.
+"""Regenerate the playground's samples (instancetype_webhook/playground/samples/) from the VMs in examples/.
 
     python3 tools/playground_samples.py
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from app.playground.yamlpos import dump  # noqa: E402  (after the path is set)
+from instancetype_webhook.playground.yamlpos import dump  # noqa: E402  (after the path is set)
 
-OUT = ROOT / "app" / "playground" / "samples"
+OUT = ROOT / "instancetype_webhook" / "playground" / "samples"
 # sample file -> (example, what it shows), in the order the page lists them
 SAMPLES = {
     "expand.yaml": ("vm-create-expand.json", "u1.medium + fedora, flattened (the VM asks for the expand policy)"),

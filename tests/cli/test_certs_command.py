@@ -7,7 +7,7 @@ import stat
 
 from cryptography import x509
 
-from app.cli import main
+from instancetype_webhook.cli import main
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

@@ -11,7 +11,7 @@ import jsonpatch
 import pytest
 import yaml
 
-from app.cli import main
+from instancetype_webhook.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,14 +151,14 @@ def test_expansion_prints_as_go_does_empty_lists_and_maps_gone(tmp_path):
 
 
 def test_console_script_runs_as_a_process(vm_file):
-    proc = subprocess.run([sys.executable, "-m", "app", "expand", "-f", str(vm_file), "-o", "json"],
+    proc = subprocess.run([sys.executable, "-m", "instancetype_webhook", "expand", "-f", str(vm_file), "-o", "json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == {}
 
 
 def test_diff_is_coloured_on_a_terminal():
-    from app.cli.expand import GREEN, RED, print_diff
+    from instancetype_webhook.cli.expand import GREEN, RED, print_diff
 
     class Tty(io.StringIO):
         def isatty(self):
@@ -188,7 +188,7 @@ def test_mis_typed_reference_spec_is_a_rejection_not_a_crash(tmp_path):
 
 @pytest.mark.parametrize("command", ["expand", "domxml", "validate"])
 def test_stdin_that_is_not_utf8_is_one_line_and_exit_2(command):
-    proc = subprocess.run([sys.executable, "-m", "app", command, "-f", "-"], input=b"\xff\xfe kind: x",
+    proc = subprocess.run([sys.executable, "-m", "instancetype_webhook", command, "-f", "-"], input=b"\xff\xfe kind: x",
                           capture_output=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.decode().strip().count("\n") == 0

@@ -1,9 +1,9 @@
-"""The one reader of `expand`, `validate` and `domxml` (app/cli/inputs.py): every input a conformance case
+"""The one reader of `expand`, `validate` and `domxml` (cli/inputs.py): every input a conformance case
 has (reference objects, volume objects, ControllerRevisions, a KubeVirt object, --old for an UPDATE) and the
 mutating webhook's stage before expansion and validation.
 
 Corpus-wide, the commands given a case's inputs as files answer what the library answers for that case
-(app.conformance, which feeds the same inputs to the same functions): one code path, whatever the answers.
+(conformance, which feeds the same inputs to the same functions): one code path, whatever the answers.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import json
 import pytest
 import yaml
 
-from app import conformance
-from app.cli import main
-from app.cli.inputs import InputError, MutationDenied, read_request
+from instancetype_webhook import conformance
+from instancetype_webhook.cli import main
+from instancetype_webhook.cli.inputs import InputError, MutationDenied, read_request
 from tests.shared_data import CONFORMANCE, conformance_cases
 
 CASES = conformance_cases()

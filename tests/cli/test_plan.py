@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from app.cli import main
-from app.kubevirt.liveupdate import start_vm
-from app.kubevirt.settings import DEFAULT_SETTINGS
-from app.sources.catalog import load_catalog
+from instancetype_webhook.cli import main
+from instancetype_webhook.kubevirt.liveupdate import start_vm
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.sources.fake_apiserver import FakeAPIServer
 from tests.sources.running_cluster import add_catalog, start_running
 

@@ -1,4 +1,4 @@
-"""`instancetype-webhook playground` (app/cli/playground.py): the page on its own, offline with -f files
+"""`instancetype-webhook playground` (cli/playground.py): the page on its own, offline with -f files
 or read-only against a cluster (the strict fake API server)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import pytest
 import yaml
 
-from app.cli import main
+from instancetype_webhook.cli import main
 from tests.playground.live import playground
 from tests.sources.fake_apiserver import FakeAPIServer
 

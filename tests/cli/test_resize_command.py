@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.cli import main
-from app.server.policy import PROVENANCE_KEY
+from instancetype_webhook.cli import main
+from instancetype_webhook.server.policy import PROVENANCE_KEY
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "web", "namespace": "apps"},
@@ -104,15 +104,15 @@ def test_hand_edit_refused_and_bad_input(tmp_path: Path) -> None:
                                              ("VirtualMachineInstancetype/mine",
                                               {"kind": "VirtualMachineInstancetype", "name": "mine"})])
 def test_kind_and_name(value: str, expected: dict) -> None:
-    from app.kubevirt.resize import matcher
+    from instancetype_webhook.kubevirt.resize import matcher
 
     assert matcher(value) == expected
 
 
 def test_expand_provenance_is_what_the_webhook_stores(tmp_path: Path) -> None:
-    from app.server.context import ReviewContext
-    from app.server.mutate import answer_vm
-    from app.sources.catalog import load_catalog
+    from instancetype_webhook.server.context import ReviewContext
+    from instancetype_webhook.server.mutate import answer_vm
+    from instancetype_webhook.sources.catalog import load_catalog
 
     answer = answer_vm(VM, None, "CREATE", "apps", ReviewContext(source=load_catalog(None), policy="expand"))
     assert yaml.safe_load(_flat(tmp_path, VM).read_text()) == answer.flat

@@ -6,8 +6,8 @@ import json
 import pytest
 import yaml
 
-from app.cli import main
-from app.cli.validate import run as validate_run
+from instancetype_webhook.cli import main
+from instancetype_webhook.cli.validate import run as validate_run
 
 VM = {
     "apiVersion": "kubevirt.io/v1",

@@ -18,7 +18,7 @@ def test_generated_pages_are_up_to_date() -> None:
 
 
 def test_every_cli_command_and_flag_is_in_the_cli_page() -> None:
-    from app.cli import build_parser
+    from instancetype_webhook.cli import build_parser
 
     page = (ROOT / "docs/reference/cli.md").read_text()
     for name, _, sub in gen_docs._subcommands(build_parser()):
@@ -29,7 +29,7 @@ def test_every_cli_command_and_flag_is_in_the_cli_page() -> None:
 
 
 def test_every_setting_is_an_environment_variable_on_the_configuration_page() -> None:
-    from app.server.settings import ENV_PREFIX, ServerSettings
+    from instancetype_webhook.server.settings import ENV_PREFIX, ServerSettings
 
     page = (ROOT / "docs/reference/configuration.md").read_text()
     for name in ServerSettings.model_fields:
@@ -37,7 +37,7 @@ def test_every_setting_is_an_environment_variable_on_the_configuration_page() ->
 
 
 def test_every_metric_is_on_the_metrics_page() -> None:
-    from app.server.metrics import Metrics
+    from instancetype_webhook.server.metrics import Metrics
 
     page = (ROOT / "docs/reference/metrics.md").read_text()
     for family in Metrics().registry.collect():

@@ -5,9 +5,9 @@ import copy
 
 from lxml import etree
 
-from app.domxml import LauncherContext, xml_equal
-from app.domxml.conversion import Conversion
-from app.domxml.vmi_defaults import apply_vmi_defaults
+from instancetype_webhook.domxml import LauncherContext, xml_equal
+from instancetype_webhook.domxml.conversion import Conversion
+from instancetype_webhook.domxml.vmi_defaults import apply_vmi_defaults
 
 UID = "11111111-2222-3333-4444-555555555555"
 FW_UUID = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"

@@ -1,4 +1,4 @@
-"""Per-architecture domains (app/domxml/arch.py and its use by the builders and VMI defaults):
+"""Per-architecture domains (instancetype_webhook/domxml/arch.py and its use by the builders and VMI defaults):
 the launcher follows the VMI's architecture, arm64 and s390x differ from amd64 as upstream's converter
 does, ppc64le (no upstream launcher) and firmware an image lacks are refused with upstream's errors."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import pytest
 from domxml_helpers import make_vmi
 from lxml import etree
 
-from app.domxml import DomainError, LauncherContext, render_domain
-from app.domxml.arch import detect_efi, traits_for
-from app.domxml.vmi_defaults import apply_vmi_defaults
+from instancetype_webhook.domxml import DomainError, LauncherContext, render_domain
+from instancetype_webhook.domxml.arch import detect_efi, traits_for
+from instancetype_webhook.domxml.vmi_defaults import apply_vmi_defaults
 
 CONTAINER_DISK = [{"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 from domxml_helpers import FW_UUID, UID, assert_xml, conversion, make_vmi
 
-from app.domxml import DomainError, LauncherContext
-from app.domxml.clock import clock_element
-from app.domxml.controllers import controller_elements
-from app.domxml.cpu import cpu_element, vcpu_elements
-from app.domxml.devices import (
+from instancetype_webhook.domxml import DomainError, LauncherContext
+from instancetype_webhook.domxml.clock import clock_element
+from instancetype_webhook.domxml.controllers import controller_elements
+from instancetype_webhook.domxml.cpu import cpu_element, vcpu_elements
+from instancetype_webhook.domxml.devices import (
     channel_elements,
     console_elements,
     graphics_elements,
@@ -20,16 +20,16 @@ from app.domxml.devices import (
     video_elements,
     watchdog_elements,
 )
-from app.domxml.disks import disk_elements, letters
-from app.domxml.features import features_element
-from app.domxml.hostdevices import hostdev_elements, resource_variable
-from app.domxml.interfaces import interface_elements
-from app.domxml.iothreads import iothreads_element, plan_iothreads
-from app.domxml.launchsecurity import launch_security_element
-from app.domxml.memory import memory_backing, memory_elements
-from app.domxml.os import os_element
-from app.domxml.pinning import NumaPassthrough, Pinning
-from app.domxml.sysinfo import sysinfo_element
+from instancetype_webhook.domxml.disks import disk_elements, letters
+from instancetype_webhook.domxml.features import features_element
+from instancetype_webhook.domxml.hostdevices import hostdev_elements, resource_variable
+from instancetype_webhook.domxml.interfaces import interface_elements
+from instancetype_webhook.domxml.iothreads import iothreads_element, plan_iothreads
+from instancetype_webhook.domxml.launchsecurity import launch_security_element
+from instancetype_webhook.domxml.memory import memory_backing, memory_elements
+from instancetype_webhook.domxml.os import os_element
+from instancetype_webhook.domxml.pinning import NumaPassthrough, Pinning
+from instancetype_webhook.domxml.sysinfo import sysinfo_element
 
 POD = [{"name": "default", "pod": {}}]
 
@@ -477,7 +477,7 @@ def test_launch_security_sev_policy():
 def test_ignition_annotation_adds_fw_cfg_arguments():
     from lxml import etree
 
-    from app.domxml.qemucmd import qemu_commandline
+    from instancetype_webhook.domxml.qemucmd import qemu_commandline
 
     root = etree.Element("domain", nsmap={"qemu": "http://libvirt.org/schemas/domain/qemu/1.0"})
     qemu_commandline(conversion(make_vmi(annotations={"kubevirt.io/ignitiondata": '{"ignition": {}}'})), root)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.cli import main
-from app.domxml import xml_equal
+from instancetype_webhook.cli import main
+from instancetype_webhook.domxml import xml_equal
 from tests.shared_data import CONFORMANCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +85,7 @@ def test_unreadable_input_exits_2(tmp_path):
 def test_console_script_entry_point(tmp_path):
     path = tmp_path / "vm.yaml"
     path.write_text(VM)
-    proc = subprocess.run([sys.executable, "-m", "app", "domxml", "-f", str(path)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "instancetype_webhook", "domxml", "-f", str(path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("<domain")
 

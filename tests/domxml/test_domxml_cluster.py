@@ -1,11 +1,11 @@
-"""The KubeVirt CR's configuration in the domain (app/domxml/cluster.py): VMI defaults and launcher context."""
+"""The KubeVirt CR's configuration in the domain (domxml/cluster.py): VMI defaults and launcher context."""
 from __future__ import annotations
 
 from domxml_helpers import make_vmi
 from lxml import etree
 
-from app.domxml import domain_config, render_domain
-from app.domxml.cluster import DEFAULT_DOMAIN_CONFIG
+from instancetype_webhook.domxml import domain_config, render_domain
+from instancetype_webhook.domxml.cluster import DEFAULT_DOMAIN_CONFIG
 
 EFI = {"memory": {"guest": "1Gi"}, "firmware": {"bootloader": {"efi": {"secureBoot": False}}}}
 
@@ -78,8 +78,8 @@ def test_cluster_defaults_reach_the_vmi():
 
 
 def test_the_merged_configuration_of_cluster_settings_is_read():
-    from app.domxml.cluster import domain_config_from_settings
-    from app.kubevirt.configuration import settings_from_configuration
+    from instancetype_webhook.domxml.cluster import domain_config_from_settings
+    from instancetype_webhook.kubevirt.configuration import settings_from_configuration
 
     settings = settings_from_configuration({"smbios": {"product": "Box"}, "cpuModel": "Haswell"})
     config = domain_config_from_settings(settings)

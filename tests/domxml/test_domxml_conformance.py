@@ -1,4 +1,4 @@
-"""Every public conformance case with a `domxml` section, through the runner's plugin (app/domxml/conformance.py):
+"""Every public conformance case with a `domxml` section, through the runner's plugin (domxml/conformance.py):
 `domxml.expected` (input.vmi) and `domxml.fromVm` (the flat VM started as virt-controller does), both under
 the case's kubevirtConfiguration."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from app.domxml import render_domain
-from app.domxml.conformance import check_expected, check_from_vm, started_vmi
+from instancetype_webhook.domxml import render_domain
+from instancetype_webhook.domxml.conformance import check_expected, check_from_vm, started_vmi
 from tests.shared_data import conformance_cases
 
 CASES = [case for case in conformance_cases() if "domxml" in case]

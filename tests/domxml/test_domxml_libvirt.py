@@ -31,11 +31,11 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from app.domxml import DomainError, render_domain, vmi_from_vm
-from app.domxml.conformance import render_member, started_vmi
-from app.domxml.stored import render_stored_vm
-from app.kubevirt.source import CLUSTER_PREFERENCE
-from app.sources.catalog import load_catalog
+from instancetype_webhook.domxml import DomainError, render_domain, vmi_from_vm
+from instancetype_webhook.domxml.conformance import render_member, started_vmi
+from instancetype_webhook.domxml.stored import render_stored_vm
+from instancetype_webhook.kubevirt.source import CLUSTER_PREFERENCE
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.domxml.libvirt_schema import SCHEMA, kubevirt_quirks_removed, upstream_rng_deviations
 from tests.needs import skip_missing
 from tests.shared_data import ROOT, SHARED, conformance_cases

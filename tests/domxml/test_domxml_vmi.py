@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from domxml_helpers import make_vmi
 
-from app.domxml import DomainError, canonical_xml, render_domain, vmi_from_vm, xml_equal
-from app.domxml.vmi import firmware_uuid
-from app.domxml.vmi_defaults import apply_vmi_defaults
+from instancetype_webhook.domxml import DomainError, canonical_xml, render_domain, vmi_from_vm, xml_equal
+from instancetype_webhook.domxml.vmi import firmware_uuid
+from instancetype_webhook.domxml.vmi_defaults import apply_vmi_defaults
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
@@ -84,7 +84,7 @@ def test_no_default_interface_when_pod_interface_is_off():
 
 
 def test_render_rejects_other_architectures_and_missing_kvm():
-    from app.domxml import LauncherContext
+    from instancetype_webhook.domxml import LauncherContext
 
     with pytest.raises(DomainError, match="arm64"):
         render_domain(make_vmi(architecture="arm64"), LauncherContext(architecture="amd64"))

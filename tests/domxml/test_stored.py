@@ -1,4 +1,4 @@
-"""A VM rendered as it will be stored under a policy and started (app/domxml/stored.py), over the bundled
+"""A VM rendered as it will be stored under a policy and started (domxml/stored.py), over the bundled
 common-instancetypes catalogue: the auto-attached input device is where `reference` and the flat VM differ."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import copy
 import pytest
 from lxml import etree
 
-from app.domxml import domain_config
-from app.domxml.stored import render_stored_vm, started_vmi
-from app.kubevirt.causes import ExpandError
-from app.sources.catalog import load_catalog
+from instancetype_webhook.domxml import domain_config
+from instancetype_webhook.domxml.stored import render_stored_vm, started_vmi
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.sources.catalog import load_catalog
 
 SOURCE = load_catalog(default_namespace="demo")
 

@@ -16,7 +16,7 @@ import httpx
 import jsonpatch
 import orjson
 
-from app.sources.catalog import load_catalog
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.server.harness import Server, review, serve
 from tests.sources.fake_apiserver import FakeAPIServer
 

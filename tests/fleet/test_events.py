@@ -1,4 +1,4 @@
-"""app.fleet.events and `sweep --events` on the strict fake API server (events.k8s.io/v1 validated as
+"""instancetype_webhook.fleet.events and `sweep --events` on the strict fake API server (events.k8s.io/v1 validated as
 the real server does): Normal and Warning events, series aggregation across runs and workers, a
 finished series starting afresh, and 403 turning events off without failing the sweep."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
-from app.fleet.events import CONTROLLER, Recorder, build, continued, micro_time
-from app.fleet.finding import Finding
-from app.fleet.kube import VMClient
+from instancetype_webhook.cli import main
+from instancetype_webhook.fleet.events import CONTROLLER, Recorder, build, continued, micro_time
+from instancetype_webhook.fleet.finding import Finding
+from instancetype_webhook.fleet.kube import VMClient
 from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.sources.fake_apiserver import FakeAPIServer
 from tests.sources.fake_schema import event_errors

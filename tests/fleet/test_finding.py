@@ -1,10 +1,10 @@
-"""app.fleet.finding: one stored VM judged by /mutate's own function, offline (bundled catalogue)."""
+"""instancetype_webhook.fleet.finding: one stored VM judged by /mutate's own function, offline (bundled catalogue)."""
 from __future__ import annotations
 
-from app.fleet.finding import assess
-from app.server.context import ReviewContext
-from app.server.policy import POLICY_KEY
-from app.sources.catalog import load_catalog
+from instancetype_webhook.fleet.finding import assess
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.server.policy import POLICY_KEY
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.fleet.fleet_cluster import vm
 
 SOURCE = load_catalog()
@@ -49,7 +49,7 @@ def test_the_vm_annotation_follows_the_admins_switch():
 
 
 def test_a_failing_lookup_is_reported_for_that_vm_only():
-    from app.sources.cluster import SourceUnavailable
+    from instancetype_webhook.sources.cluster import SourceUnavailable
 
     class Down:
         def get(self, *a, **k):

@@ -1,12 +1,13 @@
-"""app.fleet.policyreport: the result per audit action, the summary, and splitting a large namespace."""
+"""instancetype_webhook.fleet.policyreport: the result per audit action, the summary, and splitting a large
+namespace."""
 from __future__ import annotations
 
 import orjson
 import pytest
 import yaml
 
-from app.fleet.finding import Finding
-from app.fleet.policyreport import APIS, MAX_BYTES, PART, reports, result
+from instancetype_webhook.fleet.finding import Finding
+from instancetype_webhook.fleet.policyreport import APIS, MAX_BYTES, PART, reports, result
 from tests.shared_data import SHARED
 from tests.sources.fake_schema import crd_versions
 

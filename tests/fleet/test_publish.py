@@ -12,8 +12,8 @@ import orjson
 import pytest
 import yaml
 
-from app.cli import main
-from app.fleet.policyreport import MANAGED_BY, PART
+from instancetype_webhook.cli import main
+from instancetype_webhook.fleet.policyreport import MANAGED_BY, PART
 from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.shared_data import SHARED
 from tests.sources.fake_apiserver import FakeAPIServer

@@ -1,11 +1,11 @@
-"""app.fleet.report: the JSON documents' shapes and the table's per-namespace summary with totals."""
+"""instancetype_webhook.fleet.report: the JSON documents' shapes and the table's per-namespace summary with totals."""
 from __future__ import annotations
 
 import io
 
-from app.fleet.finding import Finding
-from app.fleet.report import SWEEP_NAMES, audit_document, sweep_document, write_table
-from app.fleet.sweep import SweepResult
+from instancetype_webhook.fleet.finding import Finding
+from instancetype_webhook.fleet.report import SWEEP_NAMES, audit_document, sweep_document, write_table
+from instancetype_webhook.fleet.sweep import SweepResult
 
 FINDINGS = [Finding("a", "x", "flatten", 3, ["/spec/instancetype"]), Finding("a", "y", "unchanged"),
             Finding("b", "z", "refuse", reason="no"), Finding("b", "w", "failed", reason="still conflicting")]

@@ -1,12 +1,12 @@
-"""app.fleet.selection: shards by a stable hash, and a list that survives an expired continue token."""
+"""instancetype_webhook.fleet.selection: shards by a stable hash, and a list that survives an expired continue token."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from app.fleet.kube import VMClient
-from app.fleet.selection import Shard, select
+from instancetype_webhook.fleet.kube import VMClient
+from instancetype_webhook.fleet.selection import Shard, select
 from tests.fleet.fleet_cluster import vm
 from tests.sources.fake_apiserver import FakeAPIServer
 

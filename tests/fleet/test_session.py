@@ -1,11 +1,12 @@
-"""app.fleet.session: audit/sweep build the webhook's review context from the same settings as serve."""
+"""instancetype_webhook.fleet.session: audit/sweep build the webhook's review context from the same settings as
+serve."""
 from __future__ import annotations
 
-from app.cli import build_parser
-from app.cli.fleet import server_settings
-from app.fleet.session import review_context
-from app.kubevirt.source import InMemorySource
-from app.server.settings import ServerSettings
+from instancetype_webhook.cli import build_parser
+from instancetype_webhook.cli.fleet import server_settings
+from instancetype_webhook.fleet.session import review_context
+from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.server.settings import ServerSettings
 
 
 def test_context_copies_the_serve_settings():

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.cli import main
-from app.fleet.sweep import Sweeper, SweepOptions
+from instancetype_webhook.cli import main
+from instancetype_webhook.fleet.sweep import Sweeper, SweepOptions
 from tests.fleet.fleet_cluster import (
     VMS,
     catalog_fake,
@@ -159,7 +159,7 @@ def test_audit_counts_then_the_sweep_does_exactly_that(cluster):
 def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
     tmp, fake, config = cluster
     fake.add(vm("doomed", "ns-00"))
-    from app.fleet.session import open_session
+    from instancetype_webhook.fleet.session import open_session
 
     session = open_session(config, False, policy="expandAll")
     try:
@@ -181,7 +181,7 @@ def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
 
 
 def test_transient_errors_are_retried_and_forbidden_is_reported(tmp_path: Path):
-    from app.fleet.session import open_session
+    from instancetype_webhook.fleet.session import open_session
     from tests.sources.fake_apiserver import APIError
 
     fake = catalog_fake()

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.kubevirt.causes import ExpandError
-from app.kubevirt.configuration import settings_from_configuration
-from app.kubevirt.expand import expand
-from app.kubevirt.source import InMemorySource
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.configuration import settings_from_configuration
+from instancetype_webhook.kubevirt.expand import expand
+from instancetype_webhook.kubevirt.source import InMemorySource
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences", "controllerRevisions")
 

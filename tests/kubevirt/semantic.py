@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.kubevirt.quantity import QuantityError, parse
+from instancetype_webhook.kubevirt.quantity import QuantityError, parse
 
 
 def _same_scalar(a: Any, b: Any) -> bool:

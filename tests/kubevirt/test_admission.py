@@ -1,9 +1,9 @@
 """The instance type / preference stage of the VM validating webhook (spec 3.6, 3.9, section 6)."""
 import copy
 
-from app.kubevirt.admission import MAX_WARNING_LENGTH, reject, validate_vm
-from app.kubevirt.causes import Cause
-from app.kubevirt.source import InMemorySource
+from instancetype_webhook.kubevirt.admission import MAX_WARNING_LENGTH, reject, validate_vm
+from instancetype_webhook.kubevirt.causes import Cause
+from instancetype_webhook.kubevirt.source import InMemorySource
 
 NS = "ns"
 
@@ -181,7 +181,7 @@ def test_malformed_nested_field_is_a_400_not_a_crash():
 
 
 def test_conflicts_come_before_the_defaults_and_defaults_errors_are_400():
-    from app.kubevirt.settings import ClusterSettings
+    from instancetype_webhook.kubevirt.settings import ClusterSettings
 
     no_bridge = ClusterSettings(permit_bridge_on_pod_network=False)
     conflicted = validate_vm(vm("c-2x2", domain={"cpu": {"sockets": 1}, "devices": {}}), SOURCE, no_bridge)
@@ -196,8 +196,8 @@ def test_conflicts_come_before_the_defaults_and_defaults_errors_are_400():
 from hypothesis import HealthCheck, given, settings  # noqa: E402  (the property section's own imports)
 from hypothesis import strategies as st  # noqa: E402  (the property section's own imports)
 
-from app.kubevirt.causes import Verdict  # noqa: E402  (the property section's own imports)
-from app.kubevirt.objects import admit_object  # noqa: E402  (the property section's own imports)
+from instancetype_webhook.kubevirt.causes import Verdict  # noqa: E402  (the property section's own imports)
+from instancetype_webhook.kubevirt.objects import admit_object  # noqa: E402  (the property section's own imports)
 
 KEYS = st.sampled_from(
     ["cpu", "memory", "guest", "sockets", "cores", "threads", "resources", "requests", "limits", "devices", "disks",

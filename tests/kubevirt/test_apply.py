@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.kubevirt.apply import apply_instancetype, apply_to_template
-from app.kubevirt.apply.conflicts import conflict_message
-from app.kubevirt.apply.topology import guest_topology, preferred_topology, spread_options
+from instancetype_webhook.kubevirt.apply import apply_instancetype, apply_to_template
+from instancetype_webhook.kubevirt.apply.conflicts import conflict_message
+from instancetype_webhook.kubevirt.apply.topology import guest_topology, preferred_topology, spread_options
 
 BASE = "spec.template.spec"
 

@@ -1,7 +1,7 @@
 """The KubeVirt CR -> ClusterSettings, as virt-config merges spec.configuration over its defaults."""
 import pytest
 
-from app.kubevirt.configuration import (
+from instancetype_webhook.kubevirt.configuration import (
     DEFAULT_CONFIGURATION,
     configuration_error,
     default_architecture,
@@ -10,7 +10,7 @@ from app.kubevirt.configuration import (
     settings_from_kubevirt,
     usable_kubevirt,
 )
-from app.kubevirt.settings import DEFAULT_SETTINGS
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS
 
 
 def kubevirt(configuration=None, status=None, name="kubevirt", generation=1, **meta):

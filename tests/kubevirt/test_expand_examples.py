@@ -1,13 +1,14 @@
-"""Expansion end to end (app.kubevirt.expand): the worked examples of spec section 6 and the public helper API."""
+"""Expansion end to end (instancetype_webhook.kubevirt.expand): the worked examples of spec section 6 and the public
+helper API."""
 from __future__ import annotations
 
 import copy
 
 import pytest
 
-from app.kubevirt.causes import ExpandError
-from app.kubevirt.expand import apply_specs, apply_vmi_defaults, expand, find_specs, finish_expansion
-from app.kubevirt.source import InMemorySource
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.expand import apply_specs, apply_vmi_defaults, expand, find_specs, finish_expansion
+from instancetype_webhook.kubevirt.source import InMemorySource
 
 
 def cluster_it(name, guest, memory, **memory_extra):

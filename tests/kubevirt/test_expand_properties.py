@@ -16,8 +16,14 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.kubevirt.expand import apply_vmi_defaults, expand, find_specs, finish_expansion, has_references
-from app.kubevirt.preference.apply import apply_preference
+from instancetype_webhook.kubevirt.expand import (
+    apply_vmi_defaults,
+    expand,
+    find_specs,
+    finish_expansion,
+    has_references,
+)
+from instancetype_webhook.kubevirt.preference.apply import apply_preference
 from tests.conftest import conformance_cases
 from tests.kubevirt.conformance_io import source_for
 
@@ -111,7 +117,7 @@ JUNK_SPOTS = (("status",), ("spec", "template", "metadata"), ("spec", "template"
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(GOOD), st.sampled_from(JUNK_SPOTS), JUNK)
 def test_mis_typed_data_gives_an_expand_error_never_a_crash(case, spot, junk):
-    from app.kubevirt.causes import ExpandError
+    from instancetype_webhook.kubevirt.causes import ExpandError
 
     vm = copy.deepcopy(case["input"]["vm"])
     node = vm

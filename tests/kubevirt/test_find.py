@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.kubevirt.causes import ExpandError
-from app.kubevirt.find import find_instancetype_spec, find_preference_spec, resolve_kind
-from app.kubevirt.source import InMemorySource
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec, resolve_kind
+from instancetype_webhook.kubevirt.source import InMemorySource
 
 
 def obj(kind, name, spec, namespace=None, labels=None):

@@ -1,4 +1,4 @@
-"""What flattening changes in the guest (app/kubevirt/guest.py), checked against the domain XML of both
+"""What flattening changes in the guest (instancetype_webhook/kubevirt/guest.py), checked against the domain XML of both
 ways of storing the VM: over the public corpus, with --preserve-guest the flat VM's domain equals the
 referencing VM's; without it every difference comes with a warning, and no warning comes without one."""
 from __future__ import annotations
@@ -7,15 +7,15 @@ import copy
 
 import pytest
 
-from app.domxml import DomainError, domain_config, render_domain, vmi_from_vm, xml_equal
-from app.domxml.stored import render_stored_vm, stored_vm
-from app.kubevirt.causes import ExpandError
-from app.kubevirt.expand import expand
-from app.kubevirt.find import find_preference_spec
-from app.kubevirt.guest import guest_changes, may_change, preserve_guest, review_guest, started_devices
-from app.kubevirt.settings import ClusterSettings
-from app.kubevirt.source import InMemorySource
-from app.sources.catalog import load_catalog
+from instancetype_webhook.domxml import DomainError, domain_config, render_domain, vmi_from_vm, xml_equal
+from instancetype_webhook.domxml.stored import render_stored_vm, stored_vm
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.expand import expand
+from instancetype_webhook.kubevirt.find import find_preference_spec
+from instancetype_webhook.kubevirt.guest import guest_changes, may_change, preserve_guest, review_guest, started_devices
+from instancetype_webhook.kubevirt.settings import ClusterSettings
+from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.kubevirt.conformance_io import source_for
 from tests.shared_data import conformance_cases
 

@@ -1,4 +1,4 @@
-"""app/kubevirt/imprint.py: what flattening wrote, recorded from the patch, and taken out again."""
+"""instancetype_webhook/kubevirt/imprint.py: what flattening wrote, recorded from the patch, and taken out again."""
 from __future__ import annotations
 
 import copy
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.kubevirt.expand import expand
-from app.kubevirt.imprint import (
+from instancetype_webhook.kubevirt.expand import expand
+from instancetype_webhook.kubevirt.imprint import (
     PROVENANCE_KEY,
     dotted,
     imprint_from_patch,
@@ -19,8 +19,8 @@ from app.kubevirt.imprint import (
     strip,
     value_at,
 )
-from app.patch import make_patch
-from app.sources.catalog import load_catalog
+from instancetype_webhook.patch import make_patch
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.kubevirt.conformance_io import source_for
 from tests.shared_data import conformance_cases
 

@@ -1,7 +1,7 @@
 """Matcher validation (spec 3.5, E18) and kind resolution (spec 1.5)."""
 import pytest
 
-from app.kubevirt.matchers import (
+from instancetype_webhook.kubevirt.matchers import (
     INSTANCETYPE_MATCHER,
     PREFERENCE_MATCHER,
     UnknownKindError,

@@ -5,8 +5,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from app.catalog import CATALOG_DIR
-from app.kubevirt import models
+from instancetype_webhook.catalog import CATALOG_DIR
+from instancetype_webhook.kubevirt import models
 from tests.conftest import SHARED
 
 

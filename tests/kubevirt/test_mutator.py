@@ -1,4 +1,4 @@
-"""The VM mutator's instancetype stage (app.kubevirt.mutator): upstream's answers in the public cases
+"""The VM mutator's instancetype stage (instancetype_webhook.kubevirt.mutator): upstream's answers in the public cases
 (`expectedInfer`, `expectedMutate`, and `expected` after the stage), plus the stage's own rules."""
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import copy
 
 import pytest
 
-from app.conformance import case_settings, case_source, first_difference, verdict_answer
-from app.kubevirt.causes import ExpandError
-from app.kubevirt.expand import expand
-from app.kubevirt.mutator import mutate_vm
-from app.kubevirt.source import InMemorySource
+from instancetype_webhook.conformance import case_settings, case_source, first_difference, verdict_answer
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.expand import expand
+from instancetype_webhook.kubevirt.mutator import mutate_vm
+from instancetype_webhook.kubevirt.source import InMemorySource
 from tests.shared_data import conformance_cases
 
 STAGE_CASES = [c for c in conformance_cases() if "expectedInfer" in c or "expectedMutate" in c]

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from app.conformance import case_source as source_for
-from app.kubevirt.configuration import settings_from_configuration
-from app.kubevirt.mutator import mutate_vm
+from instancetype_webhook.conformance import case_source as source_for
+from instancetype_webhook.kubevirt.configuration import settings_from_configuration
+from instancetype_webhook.kubevirt.mutator import mutate_vm
 from tests.shared_data import conformance_cases
 
 CASES = [case for case in conformance_cases() if "expectedMutate" in case]

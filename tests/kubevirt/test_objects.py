@@ -1,7 +1,7 @@
 """Admission of instance type and preference objects (spec 3.8)."""
 import pytest
 
-from app.kubevirt.objects import admit_object, instancetype_causes
+from instancetype_webhook.kubevirt.objects import admit_object, instancetype_causes
 
 IT_KINDS = ["VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"]
 PREF_KINDS = ["VirtualMachinePreference", "VirtualMachineClusterPreference"]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import copy
 
-from app.kubevirt.preference.apply import apply_preference
-from app.kubevirt.preference.submission import with_submission_preferences
+from instancetype_webhook.kubevirt.preference.apply import apply_preference
+from instancetype_webhook.kubevirt.preference.submission import with_submission_preferences
 
 
 def applied(pref, spec=None, metadata=None):

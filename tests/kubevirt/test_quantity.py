@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from app.kubevirt.quantity import (
+from instancetype_webhook.kubevirt.quantity import (
     BINARY_SI,
     DECIMAL_EXPONENT,
     DECIMAL_SI,

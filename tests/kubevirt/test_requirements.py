@@ -1,7 +1,7 @@
 """Preference requirements (spec 3.4, E15, E16)."""
 import pytest
 
-from app.kubevirt.preference.requirements import check_requirements
+from instancetype_webhook.kubevirt.preference.requirements import check_requirements
 
 P_REQ = {"requirements": {"cpu": {"guest": 2}, "memory": {"guest": "1.5Gi"}}}
 PREFIX = "failure checking preference requirements: "

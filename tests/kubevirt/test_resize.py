@@ -1,4 +1,5 @@
-"""app/kubevirt/resize.py: the hand-written path, refusals that name both values, which UPDATEs resize."""
+"""instancetype_webhook/kubevirt/resize.py: the hand-written path, refusals that name both values, which UPDATEs
+resize."""
 from __future__ import annotations
 
 import copy
@@ -6,11 +7,11 @@ import copy
 import orjson
 import pytest
 
-from app.kubevirt.expand import expand
-from app.kubevirt.imprint import PROVENANCE_KEY, imprint_from_patch
-from app.kubevirt.resize import matchers_changed, resize
-from app.patch import make_patch
-from app.sources.catalog import load_catalog
+from instancetype_webhook.kubevirt.expand import expand
+from instancetype_webhook.kubevirt.imprint import PROVENANCE_KEY, imprint_from_patch
+from instancetype_webhook.kubevirt.resize import matchers_changed, resize
+from instancetype_webhook.patch import make_patch
+from instancetype_webhook.sources.catalog import load_catalog
 
 CATALOG = load_catalog(None, default_namespace="apps")
 SEVEN = {  # written flat by hand: 7 CPUs, 14Gi
@@ -119,7 +120,7 @@ def test_which_updates_resize(new: dict, old: dict, changed: bool) -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402  (the property section's own imports)
 from hypothesis import strategies as st  # noqa: E402  (the property section's own imports)
 
-from app.kubevirt.imprint import read_provenance  # noqa: E402  (the property section's own imports)
+from instancetype_webhook.kubevirt.imprint import read_provenance  # noqa: E402  (the property section's own imports)
 
 WITH_PREFERENCE = _flattened(_named(PLAIN, "u1.medium", "fedora"))
 SIZES = ["u1.2xlarge", "cx1.large", "m1.large", "o1.small", "rt1.large", "d1.medium", "u1.colossal"]
@@ -190,7 +191,7 @@ def test_resize_always_answers_and_keeps_the_owners_fields(edited, size, prefere
 
 
 def test_a_changed_or_deleted_recorded_object_is_named() -> None:
-    from app.kubevirt.source import InMemorySource
+    from instancetype_webhook.kubevirt.source import InMemorySource
 
     mine = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
             "metadata": {"name": "mine", "namespace": "apps", "uid": "u-1", "generation": 1},

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-import app.kubevirt.review as onepass
-from app.conformance import case_settings, case_source, case_vm
-from app.kubevirt.review import Checked, check_and_expand, two_calls
+import instancetype_webhook.kubevirt.review as onepass
+from instancetype_webhook.conformance import case_settings, case_source, case_vm
+from instancetype_webhook.kubevirt.review import Checked, check_and_expand, two_calls
 from tests.conftest import conformance_cases
 
 CASES = conformance_cases()

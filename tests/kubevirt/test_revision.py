@@ -2,8 +2,8 @@
 apimachinery's decode errors."""
 import pytest
 
-from app.kubevirt.causes import ExpandError
-from app.kubevirt.revision import SCHEME_NAME, go_type_name, stored_spec
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.revision import SCHEME_NAME, go_type_name, stored_spec
 
 INSTANCETYPES = ("VirtualMachineInstancetype", "VirtualMachineClusterInstancetype")
 PREFERENCES = ("VirtualMachinePreference", "VirtualMachineClusterPreference")

@@ -1,7 +1,7 @@
 """Spread-topology divisibility at VM admission (spec 3.3, E5)."""
 import pytest
 
-from app.kubevirt.preference.validation import INSTANCETYPE_CPU_GUEST_PATH, check_spread
+from instancetype_webhook.kubevirt.preference.validation import INSTANCETYPE_CPU_GUEST_PATH, check_spread
 
 SPREAD = {"cpu": {"preferredCPUTopology": "spread"}}
 

@@ -43,7 +43,8 @@ def start(tmp: Path, args: list[str], port: int, env: dict[str, str] | None = No
           ready_timeout: float = 30) -> Iterator[Live]:
     log = tmp / f"live-{port}.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "app", *args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen([sys.executable, "-m", "instancetype_webhook",
+                                 *args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, **(env or {})})
     live = Live(f"https://127.0.0.1:{port}", proc, log)
     try:

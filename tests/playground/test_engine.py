@@ -1,4 +1,5 @@
-"""app/playground/engine.py: the editor's text through /mutate's and /validate's handlers and /preview's code."""
+"""instancetype_webhook/playground/engine.py: the editor's text through /mutate's and /validate's handlers and
+/preview's code."""
 from __future__ import annotations
 
 import json
@@ -9,11 +10,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.playground.engine import Choices, PlaygroundError, matcher, run
-from app.playground.routes import bundled_samples
-from app.playground.yamlpos import dump
-from app.server.context import ReviewContext
-from app.sources.catalog import load_catalog
+from instancetype_webhook.playground.engine import Choices, PlaygroundError, matcher, run
+from instancetype_webhook.playground.routes import bundled_samples
+from instancetype_webhook.playground.yamlpos import dump
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.shared_data import ROOT
 
 SAMPLES = {s.name: s.text for s in bundled_samples()}
@@ -180,7 +181,7 @@ def test_any_text_gets_an_answer_never_an_exception(ctx, text, policy):
 
 
 def test_a_text_larger_than_any_storable_vm_is_refused_before_parsing(ctx):
-    from app.playground.engine import MAX_TEXT_BYTES
+    from instancetype_webhook.playground.engine import MAX_TEXT_BYTES
 
     text = SAMPLES["expand"] + "#" * MAX_TEXT_BYTES
     out = run(text, Choices(), ctx)

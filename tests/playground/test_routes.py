@@ -1,4 +1,5 @@
-"""app/playground/routes.py on the real `serve --dev` process: the page, its assets, its API, its limits."""
+"""instancetype_webhook/playground/routes.py on the real `serve --dev` process: the page, its assets, its API, its
+limits."""
 from __future__ import annotations
 
 import re
@@ -7,11 +8,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from app.playground.routes import CSP, STATIC
+from instancetype_webhook.playground.routes import CSP, STATIC
 from tests.playground.live import playground
 from tests.server.harness import serve
 
-STATIC_DIR = Path(__file__).resolve().parents[2] / "app" / "playground" / "static"
+STATIC_DIR = Path(__file__).resolve().parents[2] / "instancetype_webhook" / "playground" / "static"
 
 
 @pytest.mark.parametrize("path", ["/playground", "/playground/static/playground.js",

@@ -5,7 +5,7 @@ import importlib.util
 
 import yaml
 
-from app.playground.routes import bundled_samples
+from instancetype_webhook.playground.routes import bundled_samples
 from tests.shared_data import ROOT
 
 
@@ -19,7 +19,7 @@ def _tool():
 def test_samples_are_the_examples_vms_as_the_tool_writes_them():
     tool = _tool()
     for name, (example, _) in tool.SAMPLES.items():
-        shipped = (ROOT / "app" / "playground" / "samples" / name).read_text(encoding="utf-8")
+        shipped = (ROOT / "instancetype_webhook" / "playground" / "samples" / name).read_text(encoding="utf-8")
         assert shipped == tool.render(name), f"run: python3 tools/playground_samples.py ({name} is stale)"
         assert yaml.safe_load(shipped) == tool.vm_of(ROOT / "examples" / example)
 

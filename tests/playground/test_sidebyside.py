@@ -1,10 +1,10 @@
-"""app/playground/sidebyside.py: both texts' lines, once each and in order, aligned."""
+"""instancetype_webhook/playground/sidebyside.py: both texts' lines, once each and in order, aligned."""
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.playground.sidebyside import changed_lines, rows
+from instancetype_webhook.playground.sidebyside import changed_lines, rows
 
 
 def test_rows_mark_what_changed():

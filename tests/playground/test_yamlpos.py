@@ -1,4 +1,4 @@
-"""app/playground/yamlpos.py: the editor's text parsed with the line and column of every field."""
+"""instancetype_webhook/playground/yamlpos.py: the editor's text parsed with the line and column of every field."""
 from __future__ import annotations
 
 import pytest
@@ -6,7 +6,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.playground.yamlpos import MAX_DEPTH, Position, YAMLProblem, dump, locate, parse, split_field
+from instancetype_webhook.playground.yamlpos import MAX_DEPTH, Position, YAMLProblem, dump, locate, parse, split_field
 
 VM = """\
 apiVersion: kubevirt.io/v1

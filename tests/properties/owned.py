@@ -1,6 +1,6 @@
 """An independent statement of which VM fields an instance type owns (spec 2.3, 2.3.1, 2.5 and 3.2).
 
-Written from the specification's tables, not from app/kubevirt/apply: `expected_conflicts(vm, spec)` is
+Written from the specification's tables, not from instancetype_webhook/kubevirt/apply: `expected_conflicts(vm, spec)` is
 the list of conflict paths, in upstream's report order, that referencing the instance type `spec`
 must produce for `vm`. "Unset" is Go's zero value: absent, null, 0, "", false, an empty list.
 """

@@ -20,8 +20,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from app.kubevirt.admission import admit_object
-from app.sources.catalog import load_catalog
+from instancetype_webhook.kubevirt.admission import admit_object
+from instancetype_webhook.sources.catalog import load_catalog
 
 NAMESPACE = "props"
 IT_API = "instancetype.kubevirt.io/v1beta1"

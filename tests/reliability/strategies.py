@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from app.sources.catalog import load_catalog
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.conftest import SHARED
 
 CRD = SHARED / "kubevirt-crds" / "virtualmachines.kubevirt.io.yaml"

@@ -18,13 +18,13 @@ import orjson
 import pytest
 from hypothesis import given
 
-from app.kubevirt.causes import ExpandError
-from app.kubevirt.expand import find_specs
-from app.kubevirt.source import InMemorySource
-from app.patch import make_patch
-from app.server.context import ReviewContext
-from app.server.mutate import flatten
-from app.sources.catalog import load_catalog
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.expand import find_specs
+from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.patch import make_patch
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.server.mutate import flatten
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.conftest import conformance_cases
 from tests.reliability import strategies as S
 from tests.reliability.conftest import fuzz_settings

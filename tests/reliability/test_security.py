@@ -69,7 +69,7 @@ def test_no_plain_http_admission_endpoint(expand_server: Server):
 
 
 def test_serving_without_tls_is_refused(tmp_path: Path):
-    proc = subprocess.run([sys.executable, "-m", "app", "serve", "--port", "0", "--metrics-port", "0"],
+    proc = subprocess.run([sys.executable, "-m", "instancetype_webhook", "serve", "--port", "0", "--metrics-port", "0"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert proc.returncode == 2 and "TLS is required" in proc.stderr, proc.stderr

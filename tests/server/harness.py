@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from app.certs import generate, write_bundle
+from instancetype_webhook.certs import generate, write_bundle
 from tests.leaks import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def serve(tmp: Path, *args: str, env: dict[str, str] | None = None, certs: Certs
     certs = certs or make_certs(tmp / "certs")
     port, metrics_port = free_port(), free_port()
     log = tmp / f"server-{port}.log"
-    cmd = [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+    cmd = [sys.executable, "-m", "instancetype_webhook", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--metrics-port", str(metrics_port), "--tls-cert", str(certs.cert), "--tls-key", str(certs.key),
            "--shutdown-delay", "0", *args]
     full_env = {**os.environ, **(env or {})}
@@ -116,7 +116,7 @@ def add_catalog(fake: Any) -> None:
     """Every object of the bundled catalogue into the fake API server (`tests.sources.fake_apiserver`)."""
     import yaml
 
-    from app.catalog import CATALOG_DIR
+    from instancetype_webhook.catalog import CATALOG_DIR
 
     for bundle in sorted(CATALOG_DIR.glob("*.yaml")):
         for obj in yaml.safe_load_all(bundle.read_text()):

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.kubevirt.source import CacheMiss
+from instancetype_webhook.kubevirt.source import CacheMiss
 
 
 class LiveSource:

@@ -179,7 +179,7 @@ def test_offline_a_kubevirt_object_in_the_catalogue_is_the_configuration(tmp_pat
 
 
 def test_offline_an_invalid_kubevirt_object_stops_serve(tmp_path: Path, monkeypatch, capsys, app_logging):
-    from app.cli import main
+    from instancetype_webhook.cli import main
 
     catalog = tmp_path / "catalog"
     catalog.mkdir()

@@ -125,9 +125,9 @@ def test_a_vmi_not_read_in_time_is_said_not_guessed(tmp_path) -> None:
 
 
 def test_a_revision_not_read_in_time_is_said_too(tmp_path) -> None:
-    from app.server.context import ReviewContext
-    from app.server.liveupdate import live_update_warnings
-    from app.sources.cluster import SourceUnavailable
+    from instancetype_webhook.server.context import ReviewContext
+    from instancetype_webhook.server.liveupdate import live_update_warnings
+    from instancetype_webhook.sources.cluster import SourceUnavailable
 
     class Slow:  # a cluster source whose VMI answers but whose revisions time out
         default_namespace = "apps"

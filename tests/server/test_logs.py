@@ -9,7 +9,7 @@ import sys
 import orjson
 import pytest
 
-from app.server import logs, reviewlog
+from instancetype_webhook.server import logs, reviewlog
 
 
 class Stdout(io.TextIOWrapper):

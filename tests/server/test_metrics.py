@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from prometheus_client import generate_latest
 
-from app.server.metrics import Metrics
+from instancetype_webhook.server.metrics import Metrics
 
 
 def text(metrics: Metrics) -> str:

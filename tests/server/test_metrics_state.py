@@ -11,9 +11,9 @@ from cryptography import x509
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.certs import generate, write_bundle
-from app.server.metrics import Metrics, State
-from app.sources.catalog import load_catalog
+from instancetype_webhook.certs import generate, write_bundle
+from instancetype_webhook.server.metrics import Metrics, State
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.server.harness import make_certs, review, serve
 
 LOCAL = {"INSTANCETYPE_WEBHOOK_METRICS_HOST": "127.0.0.1", "INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}

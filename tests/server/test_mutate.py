@@ -1,4 +1,5 @@
-"""app/server/mutate.py stored_flat: the provenance annotation's operation, written directly when the flat
+"""instancetype_webhook/server/mutate.py stored_flat: the provenance annotation's operation, written directly when the
+flat
 VM kept the VM's own metadata, is the one the general metadata patch gives; the whole patch applies."""
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import copy
 import jsonpatch
 import pytest
 
-from app.kubevirt.expand import expand
-from app.kubevirt.imprint import PROVENANCE_KEY, patch_and_imprint
-from app.patch import make_patch
-from app.server.context import ReviewContext
-from app.server.mutate import stored_flat
-from app.sources.catalog import load_catalog
+from instancetype_webhook.kubevirt.expand import expand
+from instancetype_webhook.kubevirt.imprint import PROVENANCE_KEY, patch_and_imprint
+from instancetype_webhook.patch import make_patch
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.server.mutate import stored_flat
+from instancetype_webhook.sources.catalog import load_catalog
 
 CTX = ReviewContext(source=load_catalog(None, default_namespace="apps"), policy="expand")
 VM = {

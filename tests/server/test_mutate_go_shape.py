@@ -6,9 +6,9 @@ from typing import Any
 
 import jsonpatch
 
-from app.server.context import ReviewContext
-from app.server.mutate import answer_vm
-from app.sources.catalog import load_catalog
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.server.mutate import answer_vm
+from instancetype_webhook.sources.catalog import load_catalog
 
 VM: dict[str, Any] = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",

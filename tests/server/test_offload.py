@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.server.app import Webhook, offloaded
-from app.server.context import Outcome, ReviewContext
+from instancetype_webhook.server.app import Webhook, offloaded
+from instancetype_webhook.server.context import Outcome, ReviewContext
 from tests.server.live_source import LiveSource
 
 

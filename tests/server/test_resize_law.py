@@ -17,11 +17,11 @@ from typing import Any
 import jsonpatch
 import pytest
 
-from app.kubevirt.source import InMemorySource
-from app.server.context import ReviewContext
-from app.server.mutate import answer_vm
-from app.server.policy import PROVENANCE_KEY
-from app.sources.catalog import load_catalog
+from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.server.mutate import answer_vm
+from instancetype_webhook.server.policy import PROVENANCE_KEY
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.kubevirt.conformance_io import OBJECT_KEYS
 from tests.shared_data import conformance_cases
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli import build_parser, main
-from app.cli.serve import settings_from
+from instancetype_webhook.cli import build_parser, main
+from instancetype_webhook.cli.serve import settings_from
 
 
 @pytest.mark.parametrize("argv, env, message", [

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from app.certs import generate, write_bundle
+from instancetype_webhook.certs import generate, write_bundle
 from tests.server.harness import Certs, make_certs, review, serve
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}

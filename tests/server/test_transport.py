@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app.server.transport import CoalescingWrites
+from instancetype_webhook.server.transport import CoalescingWrites
 
 
 class FakeTransport:

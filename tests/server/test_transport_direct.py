@@ -20,11 +20,11 @@ import orjson
 import pytest
 import uvicorn
 
-import app.server.transport as transport
-from app.server.app import Webhook, create_app
-from app.server.context import Outcome, ReviewContext
-from app.server.run import transport_options
-from app.sources.catalog import load_catalog
+import instancetype_webhook.server.transport as transport
+from instancetype_webhook.server.app import Webhook, create_app
+from instancetype_webhook.server.context import Outcome, ReviewContext
+from instancetype_webhook.server.run import transport_options
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.server.harness import free_port
 from tests.server.live_source import LiveSource
 

@@ -12,8 +12,8 @@ import orjson
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from app.certs import generate, write_bundle
-from app.server.workers import merge_metrics
+from instancetype_webhook.certs import generate, write_bundle
+from instancetype_webhook.server.workers import merge_metrics
 from tests.server.harness import make_certs, review, serve
 from tests.server.test_tls import _context, _served_cert
 
@@ -111,7 +111,8 @@ def test_bad_settings_stop_the_supervisor_with_the_workers_status(tmp_path: Path
     import sys
 
     certs = make_certs(tmp_path / "certs")
-    proc = subprocess.run([sys.executable, "-m", "app", "serve", "--workers", "2", "--host", "127.0.0.1",
+    proc = subprocess.run([sys.executable, "-m", "instancetype_webhook",
+                           "serve", "--workers", "2", "--host", "127.0.0.1",
                            "--port", "0", "--metrics-port", "0", "--tls-cert", str(certs.cert), "--tls-key",
                            str(certs.key), "--catalog", str(tmp_path / "missing")],
                           capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])

@@ -10,11 +10,19 @@ from __future__ import annotations
 import json
 import sys
 
-from app.conformance import case_files, case_old_vm, case_settings, case_source, case_vm, expand_answer, validate_answer
-from app.server.context import ReviewContext
-from app.server.mutate import mutate
-from app.server.review import parse_review
-from app.server.validate import validate
+from instancetype_webhook.conformance import (
+    case_files,
+    case_old_vm,
+    case_settings,
+    case_source,
+    case_vm,
+    expand_answer,
+    validate_answer,
+)
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.server.mutate import mutate
+from instancetype_webhook.server.review import parse_review
+from instancetype_webhook.server.validate import validate
 
 
 def review_body(case: dict) -> bytes:

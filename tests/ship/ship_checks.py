@@ -36,12 +36,12 @@ EXPECTED_RBAC = {
     ("instancetype.kubevirt.io", resource, frozenset({"get", "list", "watch"})) for resource in INSTANCETYPE_RESOURCES
 } | {("apps", "controllerrevisions", frozenset({"get", "list", "watch"}))} | {("kubevirt.io", "kubevirts",
                                                               frozenset({"get", "list", "watch"}))} | {
-    # inferFromVolume: looked up on demand (app/sources/volumes.py), never listed or watched
+    # inferFromVolume: looked up on demand (instancetype_webhook/sources/volumes.py), never listed or watched
     ("", "persistentvolumeclaims", frozenset({"get"})),
     ("cdi.kubevirt.io", "datavolumes", frozenset({"get"})),
     ("cdi.kubevirt.io", "datasources", frozenset({"get"})),
     ("snapshot.storage.k8s.io", "volumesnapshots", frozenset({"get"})),
-    # the live-update warnings: a running VM's VMI, read on demand (app/server/liveupdate.py)
+    # the live-update warnings: a running VM's VMI, read on demand (instancetype_webhook/server/liveupdate.py)
     ("kubevirt.io", "virtualmachineinstances", frozenset({"get"})),
 }
 

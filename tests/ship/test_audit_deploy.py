@@ -8,7 +8,7 @@ from ship_checks import by_kind, check_schemas
 from test_chart import FULLNAME, NAMESPACE, install
 from test_sweep_deploy import READ, permissions
 
-from app.cli import build_parser
+from instancetype_webhook.cli import build_parser
 
 AUDIT_SA = f"{FULLNAME}-audit"
 REPORTS = {"policyreport": ("wgpolicyk8s.io", "policyreports"), "openreports": ("openreports.io", "reports")}

@@ -16,7 +16,7 @@ from pathlib import Path
 import helm_python as helm
 from ship_checks import Wiring, check_ca, load_documents
 
-from app.certs import generate
+from instancetype_webhook.certs import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "instancetype-webhook"

@@ -90,25 +90,27 @@ def test_builder_stage_builds_a_wheel_that_runs(tmp_path):
                    check=True, capture_output=True, text=True, timeout=240)
     (wheel,) = wheels.glob("instancetype_webhook-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "app/cli/__init__.py" in names and "app/certs.py" in names
-    assert any(n.startswith("app/catalog/") and n.endswith(".yaml") for n in names)
-    playground = {f"app/playground/static/{name}" for name in ("index.html", "playground.js", "playground.css")}
-    assert playground | {"app/playground/samples/expand.yaml"} <= set(names)  # the playground's package data
+    assert "instancetype_webhook/cli/__init__.py" in names and "instancetype_webhook/certs.py" in names
+    assert any(n.startswith("instancetype_webhook/catalog/") and n.endswith(".yaml") for n in names)
+    static = ("index.html", "playground.js", "playground.css")
+    playground = {f"instancetype_webhook/playground/static/{name}" for name in static}
+    assert playground | {"instancetype_webhook/playground/samples/expand.yaml"} <= set(names)  # the playground's
+                                                                                               # package data
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "instancetype-webhook = app.cli:main" in entry_points
+    assert "instancetype-webhook = instancetype_webhook.cli:main" in entry_points
 
     # Run the installed wheel (dependencies from this venv), away from the source tree.
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target),
                     str(wheel)], check=True, capture_output=True, timeout=120)
     env = {**os.environ, "PYTHONPATH": str(target)}
-    probe = ("import app, app.sources.catalog as c; src = c.load_catalog(); "
-             "from app.playground.routes import bundled_samples; assert len(bundled_samples()) == 5; "
+    probe = ("import instancetype_webhook, instancetype_webhook.sources.catalog as c; src = c.load_catalog(); "
+             "from instancetype_webhook.playground.routes import bundled_samples; assert len(bundled_samples()) == 5; "
              "print(app.__file__); print(type(src).__name__)")
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out[0].startswith(str(target))
-    certs = subprocess.run([sys.executable, "-m", "app", "certs", "--service", "s", "--namespace", "n",
+    certs = subprocess.run([sys.executable, "-m", "instancetype_webhook", "certs", "--service", "s", "--namespace", "n",
                             "--out", str(tmp_path / "out")], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert certs.returncode == 0, certs.stderr
     assert (tmp_path / "out" / "tls.key").exists()

@@ -30,9 +30,9 @@ import pytest
 from image_pod import HOST_LOOPBACK, SERVICE_ACCOUNT_DIR, Pod, free_port, secret_files, wait_for
 from ship_checks import by_kind, one
 
-from app.certs import generate
-from app.compiled import compiled_modules
-from app.sources.catalog import iter_documents
+from instancetype_webhook.certs import generate
+from instancetype_webhook.compiled import compiled_modules
+from instancetype_webhook.sources.catalog import iter_documents
 from tests.needs import need_command
 from tests.sources.fake_apiserver import FakeAPIServer, _Handler, _QuietServer
 
@@ -100,7 +100,8 @@ def api(tmp_path_factory) -> Iterator[tuple[TLSFakeAPIServer, bytes]]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(certs / "tls.crt", certs / "tls.key")
     fake = TLSFakeAPIServer(context)
-    for path in [*(ROOT / "app" / "catalog").glob("*.yaml"), ROOT / "examples" / "infer" / "volumes.yaml"]:
+    catalog = (ROOT / "instancetype_webhook" / "catalog").glob("*.yaml")
+    for path in [*catalog, ROOT / "examples" / "infer" / "volumes.yaml"]:
         for obj in iter_documents(path.read_text(), str(path)):
             fake.add(obj)
     yield fake, bundle.ca_cert_pem
@@ -196,21 +197,23 @@ def test_image_holds_the_package_data_and_no_installers_tests_or_build_tools(ima
 import importlib.metadata as md, importlib.util as u, json, os, shutil, sys
 dist = md.distribution("instancetype-webhook")
 missing = [str(f) for f in dist.files if not f.locate().exists()]
-data = sorted(str(f) for f in dist.files if f.parts[0] == "app" and f.suffix not in (".py", ".pyc"))
+data = sorted(str(f) for f in dist.files if f.parts[0] == "instancetype_webhook" and f.suffix not in (".py", ".pyc"))
 present = {m: u.find_spec(m) is not None for m in ("pip", "setuptools", "wheel", "pytest", "kubernetes.aio")}
 venv = os.path.dirname(sys.executable)
 tools = {t: shutil.which(t, path=venv) for t in ("pip", "pip3", "wheel")}
 tools |= {t: shutil.which(t) for t in ("gcc", "cc", "make")}
 print(json.dumps({"missing": missing, "data": data, "present": present, "tools": tools,
-                  "tests": os.path.exists(os.path.join(os.path.dirname(u.find_spec("app").origin), "..", "tests")),
+                  "tests": os.path.exists(os.path.join(os.path.dirname(u.find_spec("instancetype_webhook").origin),
+                  "..", "tests")),
                   "executable": sys.executable}))
 """
     out = engine.run("run", "--rm", "--entrypoint", "python", ref, "-c", script).stdout
     found = json.loads(out)
     assert found["missing"] == []  # every file the wheel installed is there
     # The package data pyproject declares (the catalogue, its NOTICE), whatever else may be declared later.
-    assert {f"app/catalog/{p.name}" for p in (ROOT / "app" / "catalog").iterdir() if p.suffix == ".yaml"} \
-        | {"app/catalog/NOTICE"} <= set(found["data"])
+    catalog = ROOT / "instancetype_webhook" / "catalog"
+    assert {f"instancetype_webhook/catalog/{p.name}" for p in catalog.iterdir() if p.suffix == ".yaml"} \
+        | {"instancetype_webhook/catalog/NOTICE"} <= set(found["data"])
     assert found["present"] == {"pip": False, "setuptools": False, "wheel": False, "pytest": False,
                                 "kubernetes.aio": False}
     assert {t: p for t, p in found["tools"].items() if p} == {}, found["tools"]
@@ -219,17 +222,17 @@ print(json.dumps({"missing": missing, "data": data, "present": present, "tools":
 
 
 def test_the_review_path_runs_compiled_in_the_image(image):
-    """The image's wheel is the compiled build (Dockerfile COMPILE=1): every module app/compiled.py lists is
+    """The image's wheel is the compiled build (Dockerfile COMPILE=1): every module compiled.py lists is
     imported from its C extension, and --version and the server's first line say so."""
     engine, ref = image
     script = """
-import json, pathlib, app
-from app.compiled import compiled_modules, is_extension
+import json, pathlib, instancetype_webhook
+from instancetype_webhook.compiled import compiled_modules, is_extension
 names = compiled_modules(pathlib.Path(app.__file__).parent)
 print(json.dumps({"names": names, "pure": [n for n in names if not is_extension(n)]}))
 """
     found = json.loads(engine.run("run", "--rm", "--entrypoint", "python", ref, "-c", script).stdout)
-    assert found["names"] == compiled_modules(ROOT / "app") and found["pure"] == []
+    assert found["names"] == compiled_modules(ROOT / "instancetype_webhook") and found["pure"] == []
     version = engine.run("run", "--rm", "--entrypoint", "instancetype-webhook", ref, "--version").stdout
     assert version.strip().endswith(f"(compiled with mypyc ({len(found['names'])} of {len(found['names'])} modules))")
 
@@ -267,7 +270,8 @@ def outside_args(pod: Pod, secret_dir: Path, kubeconfig: Path, port: int) -> lis
     """`serve` on the host with the chart's args, except where it listens, its files and how it finds the API."""
     local = ("--host=", "--port=", "--metrics-port=", "--tls-cert=", "--tls-key=")
     kept = [a for a in pod.container["args"] if not a.startswith(local) and a != "--in-cluster"]
-    return [sys.executable, "-m", "app", "serve", *kept, "--host=127.0.0.1", f"--port={port}", "--metrics-port=0",
+    return [sys.executable, "-m", "instancetype_webhook",
+            "serve", *kept, "--host=127.0.0.1", f"--port={port}", "--metrics-port=0",
             f"--tls-cert={secret_dir / 'tls.crt'}", f"--tls-key={secret_dir / 'tls.key'}", f"--kubeconfig={kubeconfig}"]
 
 
@@ -463,7 +467,7 @@ def test_sigterm_answers_every_request_in_flight_and_exits_zero_within_the_grace
 # --- what the image build relies on, checked without podman ----------------------------------------
 
 def test_app_never_imports_the_kubernetes_asyncio_client_the_image_leaves_out():
-    for path in (ROOT / "app").rglob("*.py"):
+    for path in (ROOT / "instancetype_webhook").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
@@ -476,17 +480,18 @@ def test_build_context_digest_follows_what_the_dockerfile_copies(tmp_path):
     for name in copied:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes((ROOT / name).read_bytes())
-    (tmp_path / "app" / "catalog").mkdir(parents=True)
-    (tmp_path / "app" / "catalog" / "x.yaml").write_text("a: 1\n")
+    (tmp_path / "instancetype_webhook" / "catalog").mkdir(parents=True)
+    (tmp_path / "instancetype_webhook" / "catalog" / "x.yaml").write_text("a: 1\n")
     first = BUILD.context_digest("sha256:base", "", tmp_path)
-    (tmp_path / "app" / "__pycache__").mkdir()
-    (tmp_path / "app" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\0")
-    (tmp_path / "app" / "catalog" / "m.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\0")  # an in-place build
+    (tmp_path / "instancetype_webhook" / "__pycache__").mkdir()
+    (tmp_path / "instancetype_webhook" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "instancetype_webhook" / "catalog" / "m.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\0")  # in place
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "t.py").write_text("x")
     assert BUILD.context_digest("sha256:base", "", tmp_path) == first  # not part of the image
     assert BUILD.context_digest("sha256:other", "", tmp_path) != first
     assert BUILD.context_digest("sha256:base", "linux/arm64", tmp_path) != first
-    (tmp_path / "app" / "catalog" / "x.yaml").write_text("a: 2\n")
+    (tmp_path / "instancetype_webhook" / "catalog" / "x.yaml").write_text("a: 2\n")
     assert BUILD.context_digest("sha256:base", "", tmp_path) != first
-    assert {str(p.relative_to(tmp_path)) for p in BUILD.context_files(tmp_path)} == {*copied, "app/catalog/x.yaml"}
+    files = {str(p.relative_to(tmp_path)) for p in BUILD.context_files(tmp_path)}
+    assert files == {*copied, "instancetype_webhook/catalog/x.yaml"}

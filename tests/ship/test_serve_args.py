@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.cli import build_parser
-from app.cli.serve import settings_from
+from instancetype_webhook.cli import build_parser
+from instancetype_webhook.cli.serve import settings_from
 
 ROOT = Path(__file__).resolve().parents[2]
 

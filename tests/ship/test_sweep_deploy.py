@@ -14,8 +14,8 @@ import yaml
 from ship_checks import by_kind, check_schemas, load_documents
 from test_chart import CHART, FULLNAME, NAMESPACE, RELEASE, install
 
-from app.cli import build_parser
-from app.fleet.selection import Shard
+from instancetype_webhook.cli import build_parser
+from instancetype_webhook.fleet.selection import Shard
 from tests.needs import need_command
 
 ROOT = Path(__file__).resolve().parents[2]

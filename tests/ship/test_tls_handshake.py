@@ -41,7 +41,8 @@ def free_port() -> int:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "instancetype_webhook",
+                           *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
 def generate(out: Path, *extra: str) -> str:
@@ -62,7 +63,8 @@ def handshake(port: int, ca: Path, server_hostname: str) -> dict:
 def serve(certs: Path, tmp: Path, *args: str) -> Iterator[int]:
     port = free_port()
     log = tmp / f"serve-{port}.log"
-    cmd = [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port), "--metrics-port", "0",
+    cmd = [sys.executable, "-m", "instancetype_webhook",
+           "serve", "--host", "127.0.0.1", "--port", str(port), "--metrics-port", "0",
            "--tls-cert", str(certs / "tls.crt"), "--tls-key", str(certs / "tls.key"), "--shutdown-delay", "0", *args]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)

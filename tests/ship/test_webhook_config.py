@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "webhook_config"
 KUBECTL_INSTALL = "kubectl >= 1.21 (built-in kustomize v4) on PATH, e.g. from the machine image's google-cloud-cli"
 WIRING = Wiring(namespace="instancetype-webhook", service="instancetype-webhook")
-CLI = [sys.executable, "-m", "app"]
+CLI = [sys.executable, "-m", "instancetype_webhook"]
 
 
 def kustomization() -> dict:

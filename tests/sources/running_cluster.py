@@ -1,14 +1,14 @@
 """A running VM in the strict fake API server, as virt-controller leaves it: the VM's status (Running, the
 instance type and preference refs), the ControllerRevisions it stored, the VM-start revision and the
-VMI (what `app.kubevirt.liveupdate.start_vm` derives, the same path the conformance cases check)."""
+VMI (what `instancetype_webhook.kubevirt.liveupdate.start_vm` derives, the same path the conformance cases check)."""
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from app.kubevirt.liveupdate import merge_patch, start_vm
-from app.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
-from app.sources.catalog import load_catalog
+from instancetype_webhook.kubevirt.liveupdate import merge_patch, start_vm
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.sources.catalog import load_catalog
 from tests.sources.fake_apiserver import FakeAPIServer
 
 CATALOG_NAMES = ("u1.medium", "u1.large", "u1.small", "cx1.large", "fedora")
@@ -25,7 +25,7 @@ def add_catalog(fake: FakeAPIServer, names: tuple[str, ...] = CATALOG_NAMES) -> 
 def start_running(fake: FakeAPIServer, namespace: str, name: str, settings: ClusterSettings = DEFAULT_SETTINGS,
                   vmi_patch: dict[str, Any] | None = None) -> dict[str, Any]:
     """Make the stored VM `namespace/name` a running one, as virt-controller would; returns the VMI."""
-    from app.kubevirt.source import InMemorySource
+    from instancetype_webhook.kubevirt.source import InMemorySource
 
     vm = fake.get("virtualmachines", name, namespace)
     assert vm is not None, f"no VM {namespace}/{name}"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE, PREFERENCE
-from app.sources.cluster import ClusterSource, SourceUnavailable
+from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE, PREFERENCE
+from instancetype_webhook.sources.cluster import ClusterSource, SourceUnavailable
 from tests.sources.fake_apiserver import FakeAPIServer
 
 
@@ -106,7 +106,7 @@ def test_cache_miss_does_a_live_get(fake, source_for):
 
 def test_cache_only_answers_from_the_cache_and_refuses_to_fetch(fake, source_for):
     """What the webhook uses to answer on the event loop: a miss raises CacheMiss, asks nothing remote."""
-    from app.kubevirt.source import CacheMiss
+    from instancetype_webhook.kubevirt.source import CacheMiss
 
     fake.add(it("listed", 2))
     src = source_for(fake)

@@ -1,5 +1,5 @@
-from app.sources.catalog import load_catalog
-from app.sources.compact import compact
+from instancetype_webhook.sources.catalog import load_catalog
+from instancetype_webhook.sources.compact import compact
 
 
 def test_compact_keeps_the_data_and_drops_managed_fields():

@@ -1,4 +1,5 @@
-"""app.sources.rawget: built-in GETs shaped like the generated API methods, against the fake API server."""
+"""instancetype_webhook.sources.rawget: built-in GETs shaped like the generated API methods, against the fake API
+server."""
 from __future__ import annotations
 
 import orjson
@@ -6,7 +7,7 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from app.sources.rawget import BuiltinReads, raw_get
+from instancetype_webhook.sources.rawget import BuiltinReads, raw_get
 from tests.sources.fake_apiserver import FakeAPIServer
 
 

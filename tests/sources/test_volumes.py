@@ -1,4 +1,4 @@
-"""inferFromVolume's objects from a live cluster (app.sources.volumes through ClusterSource.get), against
+"""inferFromVolume's objects from a live cluster (sources.volumes through ClusterSource.get), against
 the strict fake API server: on-demand GETs, a missing CDI / snapshot API told apart from a missing
 object, no hang when the API server stalls."""
 from __future__ import annotations
@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from app.kubevirt.source import DATA_SOURCE, DATA_VOLUME, PERSISTENT_VOLUME_CLAIM, VOLUME_SNAPSHOT, KindNotServed
-from app.sources.cluster import ClusterSource, SourceUnavailable
+from instancetype_webhook.kubevirt.source import (
+    DATA_SOURCE,
+    DATA_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    VOLUME_SNAPSHOT,
+    KindNotServed,
+)
+from instancetype_webhook.sources.cluster import ClusterSource, SourceUnavailable
 from tests.sources.fake_apiserver import FakeAPIServer
 
 LABELS = {"instancetype.kubevirt.io/default-instancetype": "u1.medium"}

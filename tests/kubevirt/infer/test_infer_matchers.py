@@ -1,12 +1,12 @@
-"""The matchers under their failure policies (app.kubevirt.infer.matchers)."""
+"""The matchers under their failure policies (instancetype_webhook.kubevirt.infer.matchers)."""
 from __future__ import annotations
 
 import copy
 
 import pytest
 
-from app.kubevirt.infer import InferenceError, infer_matchers, needs_inference
-from app.kubevirt.source import InMemorySource
+from instancetype_webhook.kubevirt.infer import InferenceError, infer_matchers, needs_inference
+from instancetype_webhook.kubevirt.source import InMemorySource
 
 NS = "vms"
 LABELLED = {"kind": "PersistentVolumeClaim", "metadata": {"name": "disk", "namespace": NS, "labels": {

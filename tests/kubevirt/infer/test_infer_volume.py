@@ -1,11 +1,12 @@
-"""Following a volume to the labelled object (app.kubevirt.infer.volume): every chain, namespace and error."""
+"""Following a volume to the labelled object (instancetype_webhook.kubevirt.infer.volume): every chain, namespace and
+error."""
 from __future__ import annotations
 
 import pytest
 
-from app.kubevirt.infer.errors import InferenceError
-from app.kubevirt.infer.volume import INSTANCETYPE_LABELS, PREFERENCE_LABELS, Origin, VolumeFollower
-from app.kubevirt.source import InMemorySource, KindNotServed
+from instancetype_webhook.kubevirt.infer.errors import InferenceError
+from instancetype_webhook.kubevirt.infer.volume import INSTANCETYPE_LABELS, PREFERENCE_LABELS, Origin, VolumeFollower
+from instancetype_webhook.kubevirt.source import InMemorySource, KindNotServed
 
 NS = "vms"
 IT = "instancetype.kubevirt.io/default-instancetype"

@@ -3,8 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from app.kubevirt.configuration import DEFAULT_CONFIGURATION
-from app.kubevirt.liveupdate.hotplug import default_max_guest, default_max_sockets, validate_live_update_memory, vcpus
+from instancetype_webhook.kubevirt.configuration import DEFAULT_CONFIGURATION
+from instancetype_webhook.kubevirt.liveupdate.hotplug import (
+    default_max_guest,
+    default_max_sockets,
+    validate_live_update_memory,
+    vcpus,
+)
 
 
 def config(**live: object) -> dict:

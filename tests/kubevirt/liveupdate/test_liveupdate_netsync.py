@@ -1,8 +1,8 @@
 """The network synchronizer's VMI patch and the network restart rule, against a running VMI."""
 from __future__ import annotations
 
-from app.kubevirt.liveupdate.netsync import network_patch
-from app.kubevirt.liveupdate.network import network_restart_required
+from instancetype_webhook.kubevirt.liveupdate.netsync import network_patch
+from instancetype_webhook.kubevirt.liveupdate.network import network_restart_required
 
 POD_IFACE, POD_NET = {"name": "default", "masquerade": {}}, {"name": "default", "pod": {}}
 BLUE_IFACE, BLUE_NET = {"name": "blue", "bridge": {}}, {"name": "blue", "multus": {"networkName": "blue-net"}}

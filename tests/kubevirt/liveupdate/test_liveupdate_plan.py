@@ -8,10 +8,18 @@ from typing import Any
 
 import pytest
 
-from app.kubevirt.configuration import settings_from_configuration
-from app.kubevirt.liveupdate import GENERIC_RESTART, Plan, Started, StartError, merge_patch, plan_update, start_vm
-from app.kubevirt.source import InMemorySource
-from app.sources.catalog import load_catalog
+from instancetype_webhook.kubevirt.configuration import settings_from_configuration
+from instancetype_webhook.kubevirt.liveupdate import (
+    GENERIC_RESTART,
+    Plan,
+    Started,
+    StartError,
+    merge_patch,
+    plan_update,
+    start_vm,
+)
+from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.sources.catalog import load_catalog
 
 STAGE = {"vmRolloutStrategy": "Stage"}
 HIGHER = "CPU sockets updated in template spec to a value higher than what's available"

@@ -1,10 +1,10 @@
 """A plan as table rows and as admission warnings."""
 from __future__ import annotations
 
-from app.kubevirt.causes import Cause, Verdict
-from app.kubevirt.liveupdate import GENERIC_RESTART, Plan, SyncError
-from app.kubevirt.liveupdate.rows import changed_fields, outcome_rows, show
-from app.kubevirt.liveupdate.warnings import plan_warnings
+from instancetype_webhook.kubevirt.causes import Cause, Verdict
+from instancetype_webhook.kubevirt.liveupdate import GENERIC_RESTART, Plan, SyncError
+from instancetype_webhook.kubevirt.liveupdate.rows import changed_fields, outcome_rows, show
+from instancetype_webhook.kubevirt.liveupdate.warnings import plan_warnings
 
 BEFORE = {"domain": {"cpu": {"sockets": 1, "cores": 1}, "memory": {"guest": "4Gi"}}, "hostname": "a"}
 AFTER = {"domain": {"cpu": {"sockets": 2, "cores": 1}, "memory": {"guest": "4096Mi"}}, "hostname": "b"}

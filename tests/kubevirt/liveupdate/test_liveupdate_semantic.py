@@ -1,8 +1,8 @@
 """Go's semantic equality on JSON shapes, and the RFC 7386 merge patch."""
 from __future__ import annotations
 
-from app.kubevirt.liveupdate import merge_patch
-from app.kubevirt.liveupdate.semantic import semantic_equal
+from instancetype_webhook.kubevirt.liveupdate import merge_patch
+from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
 
 
 def test_quantities_empty_maps_and_non_pointer_zero_values() -> None:

@@ -1,0 +1,5 @@
+import sys
+
+from instancetype_webhook.cli import main
+
+sys.exit(main())

@@ -1,0 +1,48 @@
+"""`instancetype-webhook certs`: a CA and a serving certificate for the webhook Service, written as files."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from instancetype_webhook import certs
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "certs",
+        help="generate a CA and a serving certificate for the webhook Service",
+        description=(
+            "Write ca.crt, tls.crt and tls.key (0600) for the Service's DNS names (NAME, NAME.NS, NAME.NS.svc, "
+            "NAME.NS.svc.<cluster domain>) plus localhost/127.0.0.1, and print the base64 caBundle to put "
+            "into the webhook configurations. Paths go to stderr, the caBundle alone to stdout."
+        ),
+    )
+    parser.add_argument("--service", required=True, metavar="NAME", help="the webhook Service's name")
+    parser.add_argument("--namespace", required=True, metavar="NS", help="the Service's namespace")
+    parser.add_argument("--out", default="certs", metavar="DIR", help="output directory (default: certs; created 0700)")
+    parser.add_argument("--days", type=int, default=365, metavar="N", help="validity in days (default 365)")
+    parser.add_argument("--key-type", choices=certs.KEY_TYPES, default="ecdsa",
+                        help="ecdsa (P-256, default) or rsa")
+    parser.add_argument("--rsa-bits", type=int, choices=certs.RSA_SIZES, default=2048,
+                        help="RSA key size with --key-type rsa (default 2048)")
+    parser.add_argument("--cluster-domain", default="cluster.local",
+                        help="the cluster's DNS domain (default cluster.local)")
+    parser.add_argument("--san", action="append", default=[], metavar="HOST",
+                        help="an extra DNS name or IP address for the serving certificate (repeatable)")
+    parser.add_argument("--force", action="store_true", help="replace existing files in --out")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        hosts = certs.service_hosts(args.service, args.namespace, args.cluster_domain) + list(args.san)
+        bundle = certs.generate(hosts, days=args.days, key_type=args.key_type, rsa_bits=args.rsa_bits)
+        paths = certs.write_bundle(bundle, args.out, overwrite=args.force)
+    except (certs.CertError, OSError) as exc:
+        print(f"instancetype-webhook certs: {exc}", file=sys.stderr)
+        return 2
+    for path in paths.values():
+        print(f"wrote {path}", file=sys.stderr)
+    print(f"serving certificate for: {', '.join(dict.fromkeys(hosts))}; valid {args.days} days", file=sys.stderr)
+    print(bundle.ca_bundle)
+    return 0

@@ -1,0 +1,46 @@
+"""`instancetype-webhook conformance [DIR] [-k SUBSTRING] [--category CAT] [-v]`: run upstream's conformance cases.
+
+Checks every member of each case (expectedInfer, expectedMutate, expected, expectedValidate.instancetype,
+domxml.expected, domxml.fromVm, expectedLiveUpdate). Prints one line per failing case with its first
+difference, the members that could not be checked, a table per category and per member (passed, failed,
+not checked), and ends with `N passed, M failed` (`, K not checked` when some case had a member that could
+not be checked).
+Exit 0 only when no case failed (2 when DIR is not a directory).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from instancetype_webhook import conformance
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "conformance",
+        help="run conformance case files (upstream KubeVirt's answers) through the library",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+    )
+    parser.add_argument("directory", metavar="DIR", nargs="?",
+                        help="directory of <case>.json files (default: the public cases bundled in a source "
+                             "checkout, tests/data/shared/conformance)")
+    parser.add_argument("-k", dest="substring", metavar="SUBSTRING", help="only cases whose name contains SUBSTRING")
+    parser.add_argument("--category", metavar="CAT", help="only cases of category CAT (e.g. infer, update, arch)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    directory = args.directory or conformance.BUNDLED_CASES
+    if args.directory is None and not conformance.BUNDLED_CASES.is_dir():
+        err.write("error: no DIR given and no bundled cases (tests/data/shared/conformance exists only in a "
+                  "source checkout); give a directory of case files\n")
+        return 2
+    try:
+        return conformance.run(directory, out, substring=args.substring, verbose=args.verbose,
+                               category=args.category)
+    except NotADirectoryError as exc:
+        err.write(f"error: {exc}\n")
+        return 2

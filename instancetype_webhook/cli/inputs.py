@@ -1,0 +1,233 @@
+"""Input handling shared by the offline commands (`expand`, `validate`, `domxml`): one reader for all three.
+
+`-f PATH` (repeatable; `-` is stdin) names YAML or JSON files, each possibly holding several documents or
+a `List`. VirtualMachines are the subjects; instance types, preferences, ControllerRevisions and what
+`inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) found in any file join the
+reference source, on top of the catalogue (the bundled common-instancetypes unless `--catalog DIR` names
+another directory; `build_source` builds that source). A `kubevirt.io/v1` KubeVirt object is the cluster
+configuration (`Inputs.cluster_settings`); a VirtualMachineInstance is a running VM's VMI (`Inputs.vmis`,
+read by `plan`). `--old FILE` is the stored VM of an UPDATE.
+
+`read_request` reads all of that into a `Request`; `Request.mutate` runs the VM mutating webhook's
+instancetype stage (`instancetype_webhook.kubevirt.mutator.mutate_vm`, with the old VM on an UPDATE) as the API server
+would before anything else sees the VM, and raises `MutationDenied` when it denies. Anything unreadable
+raises InputError with one clear line.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from instancetype_webhook.kubevirt.causes import Verdict
+from instancetype_webhook.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt
+from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
+
+VIRTUAL_MACHINE = "VirtualMachine"
+VIRTUAL_MACHINE_INSTANCE = "VirtualMachineInstance"
+KUBEVIRT = "KubeVirt"
+
+
+class InputError(ValueError):
+    """Input that cannot be read or understood; the message is one line for the user."""
+
+
+class MutationDenied(Exception):
+    """The VM mutating webhook's instancetype stage denied the VM (matcher checks, inferFromVolume)."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.message)
+        self.verdict = verdict
+
+
+@dataclass
+class Inputs:
+    """What the files held: the documents of each file, in order, and every reference object."""
+
+    files: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+
+    @property
+    def documents(self) -> list[dict[str, Any]]:
+        return [doc for _, docs in self.files for doc in docs]
+
+    @property
+    def vms(self) -> list[dict[str, Any]]:
+        return [doc for doc in self.documents if doc.get("kind") == VIRTUAL_MACHINE]
+
+    @property
+    def vmis(self) -> list[dict[str, Any]]:
+        """The running VirtualMachineInstances among the documents (what `plan` reads beside the VM)."""
+        return [doc for doc in self.documents if doc.get("kind") == VIRTUAL_MACHINE_INSTANCE]
+
+    @property
+    def reference_objects(self) -> list[dict[str, Any]]:
+        return [doc for doc in self.documents if is_reference_object(doc)]
+
+    def cluster_settings(self) -> ClusterSettings:
+        """The cluster configuration: a KubeVirt object among the documents (its spec.configuration merged
+        over KubeVirt's defaults, status.defaultArchitecture), else KubeVirt's defaults. InputError for more
+        than one, or for a configuration virt-api would refuse."""
+        kubevirts = [doc for doc in self.documents if doc.get("kind") == KUBEVIRT]
+        if not kubevirts:
+            return DEFAULT_SETTINGS
+        if len(kubevirts) > 1:
+            raise InputError(f"{len(kubevirts)} KubeVirt objects; give at most one")
+        kubevirt = kubevirts[0]
+        if not isinstance(kubevirt.get("spec", {}), dict):
+            raise InputError("the KubeVirt object's spec is not an object")
+        problem = kubevirt_problem(kubevirt)
+        if problem is not None:
+            raise InputError(f"the KubeVirt object's configuration is invalid: {problem}")
+        return settings_from_kubevirt(kubevirt)
+
+
+def read_text(path: str, stdin: TextIO | None = None) -> str:
+    if path == "-":
+        stream = stdin or sys.stdin
+        try:
+            data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+            return data.decode("utf-8") if isinstance(data, bytes) else data
+        except (OSError, UnicodeError) as exc:
+            raise InputError(f"<stdin>: cannot read: {exc}") from exc
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"{path}: cannot read: {reason}") from exc
+
+
+def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
+    """Every document of every file; raises InputError for unreadable files or non-object documents."""
+    inputs = Inputs()
+    for path in paths:
+        origin = "<stdin>" if path == "-" else path
+        try:
+            docs = list(iter_documents(read_text(path, stdin), origin))
+        except CatalogError as exc:
+            raise InputError(str(exc)) from exc
+        except UnicodeError as exc:
+            raise InputError(f"{origin}: not valid UTF-8 text: {exc}") from exc
+        if not docs:
+            raise InputError(f"{origin}: no Kubernetes object found")
+        for doc in docs:
+            meta = doc.get("metadata")
+            if is_reference_object(doc) and not (isinstance(meta, dict) and isinstance(meta.get("name"), str)):
+                raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
+        inputs.files.append((origin, docs))
+    return inputs
+
+
+def read_single(paths: list[str], stdin: TextIO | None,
+                kinds: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The one document whose kind is in `kinds`, and the reference objects found in `paths`."""
+    subject, inputs = read_subject(paths, stdin, kinds)
+    return subject, inputs.reference_objects
+
+
+def read_subject(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) -> tuple[dict[str, Any], Inputs]:
+    """The one document whose kind is in `kinds`, and everything read from `paths`."""
+    inputs = read_inputs(paths, stdin)
+    subjects = [doc for doc in inputs.documents if doc.get("kind") in kinds]
+    wanted = " or ".join(kinds)
+    if not subjects:
+        raise InputError(f"no document of kind {wanted} in {', '.join(paths)}")
+    if len(subjects) > 1:
+        raise InputError(f"{len(subjects)} documents of kind {wanted}; give exactly one")
+    return subjects[0], inputs
+
+
+def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any]) -> InMemorySource:
+    """The catalogue's objects, then the given ones on top (they win on the same kind/namespace/name)."""
+    namespace = (vm.get("metadata") or {}).get("namespace") or "default"
+    source = load_catalog(catalog, default_namespace=namespace)
+    for obj in objects:
+        source.add(obj)
+    return source
+
+
+def vm_identity(vm: dict[str, Any]) -> tuple[str, str]:
+    meta = found if isinstance(found := vm.get("metadata"), dict) else {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
+
+def read_old_vm(path: str, stdin: TextIO | None = None) -> dict[str, Any]:
+    """The one VirtualMachine of `--old FILE`: the VM as stored before the UPDATE."""
+    vms = read_inputs([path], stdin).vms
+    origin = "<stdin>" if path == "-" else path
+    if len(vms) != 1:
+        raise InputError(f"--old {origin}: {len(vms) or 'no'} VirtualMachine(s); give exactly one (the stored VM)")
+    return vms[0]
+
+
+@dataclass
+class Request:
+    """What an offline command was given: the documents, the stored VM of an UPDATE, the source, the cluster."""
+
+    inputs: Inputs
+    old_vm: dict[str, Any] | None
+    source: InMemorySource
+    settings: ClusterSettings
+
+    def subject(self, kinds: tuple[str, ...]) -> dict[str, Any]:
+        """The one document whose kind is in `kinds`."""
+        subjects = [doc for doc in self.inputs.documents if doc.get("kind") in kinds]
+        if len(subjects) != 1:
+            found = "no document" if not subjects else f"{len(subjects)} documents"
+            origins = ", ".join(origin for origin, _ in self.inputs.files)
+            raise InputError(f"{found} of kind {' or '.join(kinds)} in {origins}; give exactly one")
+        return subjects[0]
+
+    def old_for(self, vm: dict[str, Any]) -> dict[str, Any] | None:
+        """The stored VM when `vm` is its UPDATE (same namespace and name), else None (a CREATE)."""
+        if self.old_vm is not None and vm_identity(self.old_vm) == vm_identity(vm):
+            return self.old_vm
+        return None
+
+    def check_old(self, vms: list[dict[str, Any]]) -> None:
+        """InputError when --old names none of `vms` (an UPDATE keeps the name and namespace)."""
+        if self.old_vm is not None and not any(self.old_for(vm) for vm in vms):
+            given = ", ".join("{}/{}".format(*vm_identity(vm)) for vm in vms) or "none"
+            raise InputError("--old is VirtualMachine {}/{}, but the VM is {}: an UPDATE keeps the name and "
+                             "namespace".format(*vm_identity(self.old_vm), given))
+
+    def mutation(self, vm: dict[str, Any]) -> Mutation:
+        """The mutating webhook's instancetype stage on `vm` (an UPDATE when --old is its stored version)."""
+        return mutate_vm(vm, self.old_for(vm), self.source, self.settings)
+
+    def mutate(self, vm: dict[str, Any], err: TextIO | None = None) -> dict[str, Any]:
+        """The VM as the mutating webhook's instancetype stage leaves it (its warnings, e.g. an inference that
+        `Ignore` swallowed, go to `err`); MutationDenied when it denies."""
+        self.check_old([vm])
+        mutation = self.mutation(vm)
+        if mutation.vm is None:
+            raise MutationDenied(mutation.verdict)
+        for warning in mutation.verdict.warnings:
+            if err is not None:
+                err.write(f"warning: {warning}\n")
+        return mutation.vm
+
+
+def read_request(paths: list[str], stdin: TextIO | None, catalog: str | None, old: str | None = None) -> Request:
+    """Everything the -f files, --catalog and --old give; InputError (or CatalogError) when unreadable."""
+    inputs = read_inputs(paths, stdin)
+    old_vm = read_old_vm(old, stdin) if old else None
+    first_vm = inputs.vms[0] if inputs.vms else (old_vm or {})
+    source = build_source(inputs.reference_objects, catalog, first_vm)
+    return Request(inputs, old_vm, source, inputs.cluster_settings())
+
+
+def add_old_argument(parser: Any) -> None:
+    parser.add_argument("--old", metavar="FILE",
+                        help="the VM as stored before this change: checks it as an UPDATE (the mutating webhook's "
+                             "UPDATE-only matcher checks)")
+
+
+def print_denial(verdict: Verdict, err: TextIO) -> None:
+    """A denial by the mutating webhook, as the API server reports it to the user."""
+    err.write(f"rejected by the mutating webhook ({verdict.code}): {verdict.message}\n")
+    for cause in verdict.causes:
+        err.write(f"  - {cause.field or '<no field>'}: {cause.message} [{cause.reason}]\n")

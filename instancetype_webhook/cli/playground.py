@@ -1,0 +1,93 @@
+"""`instancetype-webhook playground`: the playground page on its own, to see what the webhook would do.
+
+    instancetype-webhook playground [-f FILE ...] [--catalog DIR | --kubeconfig FILE] [--policy POLICY]
+                                    [--allow-vm-policy] [--host 127.0.0.1] [--port 8444]
+
+Serves https://HOST:PORT/playground (a throw-away self-signed certificate, as `serve --dev`) beside the
+webhook's own endpoints. Offline by default: the bundled catalogue (or --catalog DIR), plus the instance
+types, preferences, ControllerRevisions and volumes found in the -f files; the VMs in those files are
+offered as samples beside the bundled ones. With --kubeconfig the references come from that cluster,
+read through the same watch caches as `serve` (nothing is ever written to the cluster). It listens on
+127.0.0.1 unless --host says otherwise.
+
+Exit status: 0 after Ctrl-C, 2 on a bad argument or unreadable file.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from instancetype_webhook.server.settings import POLICIES, ServerSettings
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("playground", help="serve the playground page: what the webhook would do to a VM",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8444, help="HTTPS port (default 8444)")
+    p.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
+                   help="VMs (offered as samples) and reference objects (added to the catalogue); offline only")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
+    src.add_argument("--kubeconfig", metavar="FILE", help="read the references from this cluster (read-only)")
+    p.add_argument("--kubevirt", metavar="NAMESPACE/NAME", help="the KubeVirt CR (with --kubeconfig)")
+    p.add_argument("--policy", choices=POLICIES, default="reference", help="the server's policy (default reference)")
+    p.add_argument("--allow-vm-policy", action="store_true",
+                   help="let the VM's annotation instancetype-webhook.kubevirt.io/policy choose the policy")
+    p.add_argument("--log-level", default="warning", help="debug, info, warning, error (default warning)")
+    p.set_defaults(func=run)
+
+
+def samples_and_objects(paths: list[str]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The -f files' VMs as samples (after the bundled ones) and their reference objects."""
+    from instancetype_webhook.cli.inputs import read_inputs
+    from instancetype_webhook.playground.routes import Sample, bundled_samples
+    from instancetype_webhook.playground.yamlpos import dump
+
+    inputs = read_inputs(paths)
+    samples = bundled_samples()
+    for origin, docs in inputs.files:
+        vms = [doc for doc in docs if doc.get("kind") == "VirtualMachine"]
+        for index, vm in enumerate(vms):
+            name = Path(origin).stem + (f"-{index + 1}" if len(vms) > 1 else "")
+            text = Path(origin).read_text(encoding="utf-8") if len(docs) == 1 else dump(vm)
+            samples.append(Sample(name, f"{origin}", text))
+    return samples, inputs.reference_objects
+
+
+def run(args: argparse.Namespace) -> int:
+    from instancetype_webhook.cli.inputs import InputError
+    from instancetype_webhook.playground.routes import Playground
+    from instancetype_webhook.server.run import ServeError, serve
+    from instancetype_webhook.sources.catalog import CatalogError
+
+    if args.filename and args.kubeconfig:
+        print("playground: -f files are added to the offline catalogue; give them without --kubeconfig",
+              file=sys.stderr)
+        return 2
+    try:
+        samples, objects = samples_and_objects(args.filename)
+    except (InputError, CatalogError, OSError) as exc:
+        print(f"playground: {exc}", file=sys.stderr)
+        return 2
+    given = {"host": args.host, "port": args.port, "dev": True, "metrics_port": 0, "policy": args.policy,
+             "allow_vm_policy": args.allow_vm_policy, "log_level": args.log_level, "shutdown_delay": 0}
+    given.update({k: getattr(args, k) for k in ("catalog", "kubeconfig", "kubevirt") if getattr(args, k)})
+    try:
+        settings = ServerSettings(**given)
+    except ValidationError as exc:
+        for err in exc.errors():
+            print(f"playground: --{'-'.join(str(x) for x in err['loc']).replace('_', '-')}: {err['msg']}",
+                  file=sys.stderr)
+        return 2
+    print(f"playground: https://{args.host}:{args.port}/playground (self-signed certificate; Ctrl-C stops)",
+          flush=True)
+    try:
+        return serve(settings, Playground(samples, objects))
+    except ServeError as exc:
+        print(f"playground: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,314 @@
+"""The cluster configuration: a KubeVirt CR turned into `ClusterSettings`, as virt-api's virt-config does it.
+
+Upstream (pkg/virt-config): the configuration in use is KubeVirt's default configuration with the CR's
+`spec.configuration` unmarshalled over it, Go style: objects (structs and maps) merge key by key, lists and
+scalars replace, and what Go's encoder omits never overrides a default (null, and the zero value of a
+non-pointer `omitempty` field: `memoryOvercommit: 0`, `machineType: ""`, empty lists and maps).
+`architectureConfiguration.defaultArchitecture` is then always taken from the CR's
+`status.defaultArchitecture`, which virt-operator writes: the spec's `defaultArchitecture` when set, else
+its own architecture (amd64 here). The merged configuration is validated (`configuration_error`); an
+invalid one is not used: virt-api keeps its last valid configuration (the defaults at start).
+A CR is used only once virt-operator has given it a `status.phase` and while it is not being deleted.
+
+    merge_configuration(spec_configuration) -> dict          the merged KubeVirtConfiguration
+    configuration_error(merged) -> str | None               virt-config's validateConfig text
+    settings_from_configuration(config, fallback) -> ClusterSettings
+    settings_from_kubevirt(kubevirt, fallback) -> ClusterSettings
+    usable_kubevirt(objects) -> the CR virt-api would read, or None
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from instancetype_webhook.kubevirt.quantity import QuantityError, parse
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+
+__all__ = [
+    "DEFAULT_CONFIGURATION",
+    "ConfigurationError",
+    "configuration_error",
+    "default_architecture",
+    "merge_configuration",
+    "settings_from_configuration",
+    "settings_from_kubevirt",
+    "usable_kubevirt",
+]
+
+_RATE = {"restClient": {"rateLimiter": {"tokenBucketRateLimiter": {"qps": 200, "burst": 400}}}}
+
+# virt-config defaultClusterConfig("amd64"), in the CR's JSON shape.
+DEFAULT_CONFIGURATION: dict[str, Any] = {
+    "imagePullPolicy": "IfNotPresent",
+    "developerConfiguration": {
+        "memoryOvercommit": 100,
+        "pvcTolerateLessSpaceUpToPercent": 10,
+        "minimumReservePVCBytes": 131072,
+        "cpuAllocationRatio": 10,
+        "diskVerification": {"memoryLimit": "2000Mi"},
+        "logVerbosity": {"virtAPI": 2, "virtOperator": 2, "virtController": 2, "virtHandler": 2, "virtLauncher": 2},
+    },
+    "evictionStrategy": "None",
+    "migrations": {
+        "parallelMigrationsPerCluster": 5,
+        "parallelOutboundMigrationsPerNode": 2,
+        "nodeDrainTaintKey": "kubevirt.io/drain",
+        "bandwidthPerMigration": "0Mi",
+        "progressTimeout": 150,
+        "completionTimeoutPerGiB": 150,
+        "maxDowntimeMs": 900,
+        "utilityVolumesTimeout": 150,
+        "unsafeMigrationOverride": False,
+        "allowAutoConverge": False,
+        "allowPostCopy": False,
+    },
+    "cpuRequest": "100m",
+    "network": {"defaultNetworkInterface": "bridge", "permitSlirpInterface": False,
+                "permitBridgeInterfaceOnPodNetwork": True},
+    "smbios": {"family": "KubeVirt", "manufacturer": "KubeVirt", "product": "None"},
+    "supportedGuestAgentVersions": ["2.*", "3.*", "4.*", "5.*"],
+    "memBalloonStatsPeriod": 10,
+    "apiConfiguration": _RATE,
+    "controllerConfiguration": _RATE,
+    "handlerConfiguration": {"restClient": {"rateLimiter": {"tokenBucketRateLimiter": {"qps": 50, "burst": 100}}}},
+    "webhookConfiguration": _RATE,
+    "architectureConfiguration": {
+        "amd64": {"ovmfPath": "/usr/share/edk2/ovmf", "emulatedMachines": ["q35*", "pc-q35*"], "machineType": "q35"},
+        "arm64": {"ovmfPath": "/usr/share/AAVMF", "emulatedMachines": ["virt*"], "machineType": "virt"},
+        "s390x": {"emulatedMachines": ["s390-ccw-virtio*"], "machineType": "s390-ccw-virtio"},
+        "defaultArchitecture": "amd64",
+    },
+    "liveUpdateConfiguration": {"maxHotplugRatio": 4},
+    "vmRolloutStrategy": "LiveUpdate",
+    "hypervisors": [{"name": "kvm"}],
+}
+
+# Pointer fields (Go `*T`, `omitempty`): their zero value is printed, so it does override the default.
+# Every other zero-valued scalar is a non-pointer `omitempty` field that Go's encoder leaves out.
+_POINTER_FIELDS = frozenset({
+    "cpuRequest", "evictionStrategy", "additionalGuestMemoryOverheadRatio", "memBalloonStatsPeriod",
+    "virtualMachineInstancesPerNode", "vmRolloutStrategy", "network.permitSlirpInterface",
+    "network.permitBridgeInterfaceOnPodNetwork", "liveUpdateConfiguration.maxCpuSockets",
+    "liveUpdateConfiguration.maxGuest", "developerConfiguration.minimumClusterTSCFrequency",
+    "mediatedDevicesConfiguration.enabled", "instancetype.referencePolicy", "commonInstancetypesDeployment.enabled",
+    "virtTemplateDeployment.enabled", "persistentReservationConfiguration.enabled",
+})
+_POINTER_PREFIXES = ("migrations.", "virtualMachineOptions.", "confidentialCompute.")
+_PULL_POLICIES = ("", "Always", "Never", "IfNotPresent")
+_NETWORK_INTERFACES = ("", "bridge", "slirp", "masquerade")
+
+
+class ConfigurationError(ValueError):
+    """A KubeVirt configuration virt-config would refuse (and keep its last valid one instead)."""
+
+
+def _is_pointer(path: str) -> bool:
+    return path in _POINTER_FIELDS or path.startswith(_POINTER_PREFIXES)
+
+
+def _omitted(value: Any, path: str) -> bool:
+    """Whether Go's encoder leaves this value out of the re-marshalled spec.configuration."""
+    if value is None:
+        return True
+    if isinstance(value, list):
+        return not value  # every list of the configuration is `omitempty`
+    if isinstance(value, (str, bool, int, float)):
+        return not value and not _is_pointer(path)
+    return False
+
+
+def _merge(into: dict[str, Any], overrides: Mapping[str, Any], prefix: str = "") -> None:
+    for key, value in overrides.items():
+        path = f"{prefix}{key}"
+        if _omitted(value, path):
+            continue
+        current = into.get(key)
+        if isinstance(value, Mapping) and isinstance(current, dict):
+            _merge(current, value, f"{path}.")
+        elif isinstance(value, Mapping):
+            into[key] = {}
+            _merge(into[key], value, f"{path}.")
+        else:
+            into[key] = copy.deepcopy(value)
+
+
+def merge_configuration(spec_configuration: Mapping[str, Any] | None) -> dict[str, Any]:
+    """KubeVirt's default configuration with `spec_configuration` unmarshalled over it (a new dict)."""
+    merged = copy.deepcopy(DEFAULT_CONFIGURATION)
+    if spec_configuration:
+        if not isinstance(spec_configuration, Mapping):
+            raise ConfigurationError("spec.configuration is not an object")
+        _merge(merged, spec_configuration)
+    return merged
+
+
+def _section(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = config.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"cannot decode {key}: not an object")
+    return value
+
+
+def _typed(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    if isinstance(value, bool) and kind is int or not isinstance(value, kind):
+        raise ConfigurationError(f"cannot decode {what}: {value!r}")
+    return value
+
+
+def configuration_error(merged: Mapping[str, Any]) -> str | None:
+    """virt-config's validateConfig on a merged configuration (plus the decoding of what we read), or None."""
+    try:
+        _validate(merged)
+    except ConfigurationError as exc:
+        return str(exc)
+    return None
+
+
+def _validate(config: Mapping[str, Any]) -> None:
+    policy = _typed(config.get("imagePullPolicy", ""), str, "imagePullPolicy")
+    if policy not in _PULL_POLICIES:
+        raise ConfigurationError(f"invalid dev.imagePullPolicy in config: {policy}")
+    developer = _section(config, "developerConfiguration")
+    overcommit = _typed(developer.get("memoryOvercommit", 0), int, "developerConfiguration.memoryOvercommit")
+    if overcommit <= 0:
+        raise ConfigurationError(f"invalid memoryOvercommit in ConfigMap: {overcommit}")
+    ratio = _typed(developer.get("cpuAllocationRatio", 0), int, "developerConfiguration.cpuAllocationRatio")
+    if ratio <= 0:
+        raise ConfigurationError(f"invalid cpu allocation ratio in ConfigMap: {ratio}")
+    toleration = _typed(developer.get("pvcTolerateLessSpaceUpToPercent", 0), int,
+                        "developerConfiguration.pvcTolerateLessSpaceUpToPercent")
+    if toleration < 0 or toleration > 100:
+        raise ConfigurationError(f"invalid lessPVCSpaceToleration in ConfigMap: {toleration}")
+    network = _section(config, "network")
+    interface = _typed(network.get("defaultNetworkInterface", ""), str, "network.defaultNetworkInterface")
+    if interface not in _NETWORK_INTERFACES:
+        raise ConfigurationError(f"invalid default-network-interface in config: {interface}")
+    _typed(network.get("permitBridgeInterfaceOnPodNetwork", True), bool, "network.permitBridgeInterfaceOnPodNetwork")
+    _typed(config.get("evictionStrategy", ""), str, "evictionStrategy")
+    _typed(config.get("machineType", ""), str, "machineType")
+    cpu_request = _typed(config.get("cpuRequest", "100m"), (str, int, float), "cpuRequest")
+    try:
+        parse(cpu_request)
+    except QuantityError as exc:
+        raise ConfigurationError(f"cannot decode cpuRequest: {exc}") from None
+    arch = _section(config, "architectureConfiguration")
+    for name in ("amd64", "arm64", "s390x"):
+        _typed(_section(arch, name).get("machineType", ""), str, f"architectureConfiguration.{name}.machineType")
+
+
+def default_architecture(kubevirt: Mapping[str, Any] | None, spec_configuration: Mapping[str, Any] | None) -> str:
+    """status.defaultArchitecture, or what virt-operator writes there: the spec's, else amd64."""
+    status = (kubevirt or {}).get("status")
+    found = status.get("defaultArchitecture") if isinstance(status, Mapping) else None
+    if isinstance(found, str) and found:
+        return found
+    if spec_configuration is None and isinstance(kubevirt, Mapping):
+        spec_configuration = (kubevirt.get("spec") or {}).get("configuration")
+    arch = spec_configuration.get("architectureConfiguration") if isinstance(spec_configuration, Mapping) else None
+    found = arch.get("defaultArchitecture") if isinstance(arch, Mapping) else None
+    return found if isinstance(found, str) and found else "amd64"
+
+
+def _machine_type(config: Mapping[str, Any], arch: str) -> str:
+    """GetMachineType: the deprecated top-level machineType wins for every architecture."""
+    if config.get("machineType"):
+        return str(config["machineType"])
+    section = (config.get("architectureConfiguration") or {}).get(arch) or {}
+    return str(section.get("machineType") or "")
+
+
+def _settings(merged: dict[str, Any], architecture: str, **origin: Any) -> ClusterSettings:
+    merged.setdefault("architectureConfiguration", {})["defaultArchitecture"] = architecture
+    network = merged.get("network") or {}
+    developer = merged.get("developerConfiguration") or {}
+    cpu_request = merged.get("cpuRequest")
+    return ClusterSettings(
+        architecture=architecture,
+        machine_type=_machine_type(merged, "amd64"),
+        machine_types={arch: _machine_type(merged, arch) for arch in ("amd64", "arm64", "s390x")},
+        default_network_binding=str(network.get("defaultNetworkInterface") or ""),
+        permit_bridge_on_pod_network=bool(network.get("permitBridgeInterfaceOnPodNetwork")),
+        eviction_strategy=merged.get("evictionStrategy"),
+        cpu_request=str(cpu_request) if cpu_request is not None else DEFAULT_SETTINGS.cpu_request,
+        memory_overcommit=int(developer.get("memoryOvercommit") or DEFAULT_SETTINGS.memory_overcommit),
+        configuration=merged,
+        **origin,
+    )
+
+
+def _spec_configuration(config: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """(the KubeVirt CR if `config` is one, its spec.configuration) for a CR, a KubeVirtSpec or a configuration."""
+    if (config.get("kind") == "KubeVirt" or isinstance(config.get("status"), Mapping)
+            or isinstance(config.get("spec"), Mapping)):
+        spec = found if isinstance(found := config.get("spec"), Mapping) else {}
+        return config, spec.get("configuration") or {}
+    if isinstance(config.get("configuration"), Mapping):
+        return None, config["configuration"]
+    return None, config
+
+
+def settings_from_configuration(
+    configuration: Mapping[str, Any] | None, fallback: ClusterSettings = DEFAULT_SETTINGS
+) -> ClusterSettings:
+    """ClusterSettings from a KubeVirt CR's `spec.configuration` (a whole CR or its spec work too).
+
+    The default architecture follows the README rule for `status.defaultArchitecture` (the CR's status when
+    given, else the spec's `defaultArchitecture`, else amd64). An invalid configuration gives `fallback`, as
+    virt-api keeps its last valid configuration (`configuration_error` says why).
+    """
+    if not configuration:
+        return fallback
+    kubevirt, spec_configuration = _spec_configuration(configuration)
+    if kubevirt is not None:
+        return settings_from_kubevirt(kubevirt, fallback)
+    try:
+        merged = merge_configuration(spec_configuration)
+        _validate(merged)
+    except ConfigurationError:
+        return fallback
+    return _settings(merged, default_architecture(None, spec_configuration), origin="configuration")
+
+
+def kubevirt_problem(kubevirt: Mapping[str, Any]) -> str | None:
+    """Why virt-api would not use this KubeVirt CR's configuration, or None."""
+    spec = found if isinstance(found := kubevirt.get("spec"), Mapping) else {}
+    try:
+        return configuration_error(merge_configuration(spec.get("configuration") or {}))
+    except ConfigurationError as exc:
+        return str(exc)
+
+
+def settings_from_kubevirt(kubevirt: Mapping[str, Any],
+                           fallback: ClusterSettings = DEFAULT_SETTINGS) -> ClusterSettings:
+    """ClusterSettings from a whole KubeVirt CR (its spec.configuration and status.defaultArchitecture);
+    `fallback` when the configuration is invalid."""
+    spec = found if isinstance(found := kubevirt.get("spec"), Mapping) else {}
+    spec_configuration = spec.get("configuration") or {}
+    meta = found if isinstance(found := kubevirt.get("metadata"), Mapping) else {}
+    try:
+        merged = merge_configuration(spec_configuration)
+        _validate(merged)
+    except ConfigurationError:
+        return fallback
+    where = f"KubeVirt {meta.get('namespace') or ''}/{meta.get('name') or ''}".replace(" /", " ")
+    generation = meta.get("generation")
+    return _settings(merged, default_architecture(kubevirt, spec_configuration), origin=where,
+                     generation=generation if isinstance(generation, int) else 0,
+                     resource_version=str(meta.get("resourceVersion") or ""))
+
+
+def _created(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("creationTimestamp") or ""), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def usable_kubevirt(objects: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The KubeVirt CR virt-api reads: not being deleted and with a `status.phase` (virt-operator has seen it).
+    The cluster has one; should there be several, the oldest wins (upstream takes whichever its cache lists last)."""
+    usable = [obj for obj in objects if isinstance(obj, Mapping)
+              and not (obj.get("metadata") or {}).get("deletionTimestamp")
+              and ((obj.get("status") or {}).get("phase") if isinstance(obj.get("status"), Mapping) else None)]
+    return min(usable, key=_created) if usable else None

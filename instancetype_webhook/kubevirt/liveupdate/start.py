@@ -1,0 +1,204 @@
+"""A VM as it was created and started, reproduced offline: the stored VM (virt-api's VM mutating webhook,
+then the controller's ControllerRevisions and status refs, the legacy firmware uuid), the VM-start spec
+(`revision-start-vm-<uid>-<generation>`, with the revision names patched in) and the running VMI
+(virt-controller's `startVMI`, then virt-api's VMI create defaults, with the status virt-handler reports
+for a running VMI). Used when no cluster is at hand (files, the conformance cases).
+
+    start_vm(vm, source, settings) -> Started        (raises StartError with a readable message)
+    running_vmi(stored_vm, source, settings) -> dict (raises StartError)
+    merge_patch(target, patch) -> a new value        (RFC 7386)
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from instancetype_webhook.kubevirt.apply import apply_to_template
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.defaults import (
+    set_default_network_interface,
+    set_default_volume_disks,
+    set_vmi_spec_defaults,
+)
+from instancetype_webhook.kubevirt.find import (
+    GROUP,
+    RESOURCES,
+    find_instancetype_spec,
+    find_preference_spec,
+    not_found,
+)
+from instancetype_webhook.kubevirt.jsondata import clone_tree
+from instancetype_webhook.kubevirt.liveupdate.hotplug import default_max_guest, default_max_sockets, is_live_update
+from instancetype_webhook.kubevirt.liveupdate.model import StartError
+from instancetype_webhook.kubevirt.liveupdate.revisions import (
+    FAMILIES,
+    LayeredSource,
+    controller_revision,
+    revision_specs,
+)
+from instancetype_webhook.kubevirt.mutator import mutate_vm
+from instancetype_webhook.kubevirt.settings import ClusterSettings
+from instancetype_webhook.kubevirt.source import Source
+
+# virt-controller's namespace for the name-based ("legacy") firmware UUID.
+FIRMWARE_UUID_NAMESPACE = uuid.UUID("6a1a24a1-4061-4607-8bf4-a3963d0c5895")
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class Started:
+    """The stored VM (with its status refs), the spec it started with, the source that also holds the
+    revisions the controller stored, and the running VMI."""
+
+    stored_vm: dict[str, Any]
+    start_spec: dict[str, Any]
+    source: LayeredSource
+    vmi: dict[str, Any]
+
+
+def legacy_firmware_uuid(vm_name: str) -> str:
+    return str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, vm_name))
+
+
+def vm_defaults(vm: dict[str, Any], settings: ClusterSettings) -> None:
+    """virt-api's SetVirtualMachineDefaults on the VM template, in place: architecture, machine type."""
+    spec = vm["spec"]["template"].setdefault("spec", {})
+    if not spec.get("architecture"):
+        spec["architecture"] = settings.architecture
+    domain = spec.setdefault("domain", {})
+    machine = _obj(domain.get("machine"))
+    if not machine.get("type"):
+        domain["machine"] = {**machine, "type": settings.machine_type_for(spec["architecture"])}
+
+
+def admitted_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, source: Source,
+                settings: ClusterSettings) -> dict[str, Any]:
+    """The VM as virt-api's VM mutating webhook stores it (its instancetype stage, then the VM defaults)."""
+    mutation = mutate_vm(vm, old_vm, source, settings)
+    if mutation.vm is None:
+        raise StartError(f"the VM mutating webhook refuses the VM: {mutation.verdict.message}")
+    stored = dict(mutation.vm)
+    spec = stored["spec"] = dict(_obj(stored.get("spec")))
+    if not isinstance(spec.get("template"), dict):
+        raise StartError("the VirtualMachine has no spec.template")
+    spec["template"] = clone_tree(spec["template"])
+    vm_defaults(stored, settings)
+    return stored
+
+
+def _store_revisions(vm: dict[str, Any], source: Source) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """revision.Store at the first sync: status refs, and the revisions of the live objects it creates."""
+    spec = _obj(vm.get("spec"))
+    status = dict(_obj(vm.get("status")))
+    created: dict[str, dict[str, Any]] = {}
+    namespace = str(_obj(vm.get("metadata")).get("namespace") or getattr(source, "default_namespace", "default"))
+    for family, key in FAMILIES:
+        matcher = spec.get(key)
+        if not isinstance(matcher, dict):
+            continue
+        try:
+            kind = family.resolve_kind(str(matcher.get("kind") or ""))
+        except ExpandError as exc:
+            raise StartError(exc.message) from exc
+        ref: dict[str, Any] = {"name": matcher.get("name", ""), "kind": kind}
+        known = _obj(_obj(status.get(family.status_key)).get("controllerRevisionRef")).get("name")
+        if known and source.get_revision(str(known), namespace) is not None:
+            continue  # a stored VM (e.g. read from a cluster) that already references its revision
+        if matcher.get("revisionName"):
+            ref["controllerRevisionRef"] = {"name": matcher["revisionName"]}
+        else:
+            obj = source.get(kind, str(matcher.get("name") or ""), namespace)
+            if obj is None:
+                raise StartError(not_found(f"{RESOURCES[kind][0]}.{GROUP}", str(matcher.get("name") or "")).message)
+            revision = controller_revision(vm, kind, {**obj, "kind": kind})
+            created[revision["metadata"]["name"]] = revision
+            ref["controllerRevisionRef"] = {"name": revision["metadata"]["name"]}
+        status[family.status_key] = ref
+    return status, created
+
+
+def start_vm(vm: dict[str, Any], source: Source, settings: ClusterSettings) -> Started:
+    """The VM created from `vm` and started by virt-controller, with its running VMI."""
+    if not isinstance(vm, dict) or not isinstance(_obj(vm.get("spec")).get("template"), dict):
+        raise StartError("the VirtualMachine has no spec.template")
+    stored = admitted_vm(vm, None, source, settings)
+    meta = stored["metadata"] = dict(_obj(stored.get("metadata")))
+    if not meta.get("name"):
+        raise StartError("the VirtualMachine has no metadata.name")
+    meta.setdefault("generation", 1)
+    domain = stored["spec"]["template"]["spec"].setdefault("domain", {})
+    firmware = _obj(domain.get("firmware"))
+    if not firmware.get("uuid"):
+        domain["firmware"] = {**firmware, "uuid": legacy_firmware_uuid(str(meta["name"]))}
+    status, created = _store_revisions(stored, source)
+    stored["status"] = status
+    layered = LayeredSource(source, created)
+    vmi = running_vmi(stored, layered, settings)
+    return Started(stored, revision_specs(stored), layered, vmi)
+
+
+def _conditions() -> list[dict[str, str]]:
+    return [{"type": "Ready", "status": "True"}, {"type": "LiveMigratable", "status": "True"}]
+
+
+def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -> dict[str, Any]:
+    """startVMI's VMI for the stored `vm`, after the VMI create defaults, as virt-handler reports it running."""
+    template = _obj(_obj(vm.get("spec")).get("template"))
+    spec: dict[str, Any] = clone_tree(_obj(template.get("spec")))
+    try:
+        instancetype, preference = find_instancetype_spec(vm, source), find_preference_spec(vm, source)
+        set_default_volume_disks(spec)
+        devices = spec.setdefault("domain", {}).setdefault("devices", {})
+        if devices.get("autoattachInputDevice") and not devices.get("inputs"):
+            devices["inputs"] = [{"name": "default-0", "bus": "usb", "type": "tablet"}]
+        set_default_network_interface(spec, settings)
+        vmi_template = {"metadata": clone_tree(_obj(template.get("metadata"))), "spec": spec}
+        conflicts = apply_to_template(vmi_template, instancetype, preference)
+        if conflicts:
+            fields = ", ".join(c.field for c in conflicts)
+            raise StartError(f"VMI conflicts with instancetype spec in fields: [{fields}]")
+        set_vmi_spec_defaults(spec, settings)
+    except ExpandError as exc:
+        raise StartError(exc.message) from exc
+    configuration = settings.configuration
+    domain = spec["domain"]
+    if is_live_update(configuration) and spec.get("architecture") != "arm64":
+        cpu = domain.setdefault("cpu", {})
+        max_sockets = default_max_sockets(cpu, configuration)
+        if max_sockets:
+            cpu["maxSockets"] = max_sockets
+        max_guest = default_max_guest(spec, configuration)
+        if max_guest is not None:
+            domain.setdefault("memory", {})["maxGuest"] = max_guest
+    meta = _obj(vm.get("metadata"))
+    status: dict[str, Any] = {"phase": "Running", "conditions": _conditions()}
+    guest = _obj(domain.get("memory")).get("guest")
+    if guest is not None:
+        status["memory"] = {"guestAtBoot": guest, "guestCurrent": guest, "guestRequested": guest}
+    cpu = _obj(domain.get("cpu"))
+    if cpu:
+        status["currentCPUTopology"] = {k: int(cpu.get(k) or 0) for k in ("sockets", "cores", "threads")}
+    vmi_meta = {"name": meta.get("name"), "namespace": meta.get("namespace") or "default"}
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": vmi_meta,
+            "spec": spec, "status": status}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: objects merge, `null` removes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return clone_tree(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+__all__ = ["Started", "admitted_vm", "legacy_firmware_uuid",
+           "merge_patch", "running_vmi", "start_vm", "vm_defaults"]

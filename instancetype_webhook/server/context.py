@@ -1,0 +1,57 @@
+"""What a review handler needs, built once per server: the reference source, settings and policy."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.kubevirt.source import Source
+from instancetype_webhook.server.policy import NamespaceLabels
+
+VM_GROUP, VM_KIND = "kubevirt.io", "VirtualMachine"
+INSTANCETYPE_GROUP = "instancetype.kubevirt.io"
+
+
+@dataclass
+class ReviewContext:
+    source: Source
+    policy: str = "reference"
+    cluster: ClusterSettings = DEFAULT_SETTINGS
+    namespace_labels: NamespaceLabels | None = None
+    provenance: bool = True
+    vm_policy_overrides: bool = False  # honour the VM annotation instancetype-webhook.kubevirt.io/policy
+    preserve_guest: bool = False  # flat VMs keep the devices virt-controller auto-attaches
+                                  # (instancetype_webhook.kubevirt.guest)
+    resize_handwritten: bool = True  # resize hand-written flat VMs (instancetype_webhook/server/resize.py)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """A handler's answer plus what the log line and metrics need."""
+
+    allowed: bool
+    body: bytes
+    kind: str
+    outcome: str  # allowed | denied | patched | skipped
+    patch_ops: int = 0
+    policy: str = ""
+
+
+def is_vm(gvk: Mapping[str, Any]) -> bool:
+    return gvk.get("group") == VM_GROUP and gvk.get("kind") == VM_KIND
+
+
+def namespace_of(request: Mapping[str, Any], obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata")
+    ns = meta.get("namespace") if type(meta) is dict else None
+    return ns or request.get("namespace") or "default"
+
+
+def with_namespace(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """`obj` with metadata.namespace set when missing (shallow copy; the core resolves references by it)."""
+    meta = obj.get("metadata")
+    if type(meta) is dict and meta.get("namespace"):
+        return obj
+    return {**obj, "metadata": {**(meta if type(meta) is dict else {}), "namespace": namespace}}

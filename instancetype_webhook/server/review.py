@@ -1,0 +1,212 @@
+"""admission.k8s.io/v1 AdmissionReview in and out, as plain dicts decoded with orjson.
+
+`parse_review` checks only what the webhook relies on and raises `ReviewError` naming the first
+thing that is wrong (the HTTP layer turns it into a 400 JSON error). The object itself stays plain
+JSON data: it is never validated as a whole here, never copied.
+"""
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+import orjson
+import pybase64
+
+from instancetype_webhook.kubevirt.causes import Cause, Verdict
+
+API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
+MAX_WARNING = 120
+
+
+class GroupVersionKind(TypedDict):
+    group: str
+    version: str
+    kind: str
+
+
+class AdmissionRequest(TypedDict):
+    uid: str
+    kind: GroupVersionKind
+    operation: str
+    namespace: NotRequired[str]
+    name: NotRequired[str]
+    object: NotRequired[dict[str, Any] | None]
+    oldObject: NotRequired[dict[str, Any] | None]
+    dryRun: NotRequired[bool]
+
+
+class Review(TypedDict):
+    apiVersion: str
+    kind: str
+    request: AdmissionRequest
+
+
+class ReviewError(ValueError):
+    """The body is not an AdmissionReview the webhook can answer; `field` says where."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.message = message
+
+    def body(self) -> bytes:
+        return orjson.dumps({"error": str(self), "field": self.field})
+
+
+# The nesting bound of parse_review. Compiled, a walk of the decoded review is the cheaper exact check (1.5 us
+# against 2.7 us for counting the brackets of a 4 KB review); interpreted, the walk costs ten times the count,
+# which then spares it unless the body has more brackets than the limit. Both answer the same.
+_COMPILED = not __file__.endswith(".py")
+
+
+def _nested_deeper(node: dict[str, Any] | list[Any], limit: int) -> bool:
+    """Whether containers nest more than `limit` levels below `node`; recursion is bounded by `limit`
+    (compiled only: C frames, no interpreter recursion limit)."""
+    if limit <= 0:
+        return True
+    if type(node) is dict:
+        for value in node.values():
+            if (type(value) is dict or type(value) is list) and _nested_deeper(value, limit - 1):
+                return True
+    else:
+        for item in node:
+            if (type(item) is dict or type(item) is list) and _nested_deeper(item, limit - 1):
+                return True
+    return False
+
+
+def _depth_ok(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        if type(node) is dict:
+            stack.extend((v, depth + 1) for v in node.values() if type(v) in (dict, list))
+        elif type(node) is list:
+            stack.extend((v, depth + 1) for v in node if type(v) in (dict, list))
+    return True
+
+
+def _need(obj: dict, key: str, kind: type, where: str) -> Any:
+    value = obj.get(key)
+    if value is None:
+        raise ReviewError(f"{where}.{key}", "required")
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ReviewError(f"{where}.{key}", f"must be {_type_name(kind)}, got {_json_type(value)}")
+    return value
+
+
+def _type_name(kind: type) -> str:
+    return {dict: "an object", str: "a string", list: "an array", bool: "a boolean"}.get(kind, kind.__name__)
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), "null")
+
+
+_OPTIONAL_STRINGS = ("namespace", "name")
+
+
+def _well_formed(doc: dict[str, Any]) -> bool:
+    """Everything parse_review checks holds (exactly the same conditions, without the error messages)."""
+    request = doc.get("request")
+    if doc.get("kind") != "AdmissionReview" or doc.get("apiVersion") not in API_VERSIONS or type(request) is not dict:
+        return False
+    gvk = request.get("kind")
+    operation = request.get("operation")
+    obj = request.get("object")
+    old = request.get("oldObject")
+    return (type(request.get("uid")) is str and type(gvk) is dict
+            and type(gvk.get("group", "")) is str and type(gvk.get("version", "")) is str
+            and type(gvk.get("kind", "")) is str
+            and operation in OPERATIONS
+            and (type(obj) is dict or (obj is None and operation not in ("CREATE", "UPDATE")))
+            and (old is None or type(old) is dict)
+            and type(request.get("namespace", "")) is str and type(request.get("name", "")) is str
+            and type(request.get("dryRun", False)) is bool)
+
+
+def parse_review(body: bytes, max_depth: int = 200) -> Review:
+    """The decoded review, or ReviewError naming what is wrong."""
+    if not body:
+        raise ReviewError("", "empty request body; expected an admission.k8s.io/v1 AdmissionReview")
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ReviewError("", f"body is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ReviewError("", f"body must be a JSON object (an AdmissionReview), got {_json_type(doc)}")
+    # Cheap bound first (in C, one pass over the bytes): fewer brackets than the limit cannot nest deeper.
+    if (_nested_deeper(doc, max_depth) if _COMPILED
+            else len(body) - len(body.translate(None, b"{[")) > max_depth and not _depth_ok(doc, max_depth)):
+        raise ReviewError("", f"JSON nesting deeper than {max_depth} levels")
+    if _well_formed(doc):  # the common case in one pass; anything else gets the checks below, in order
+        return doc  # type: ignore[return-value]  # a dict that _well_formed proved to be a Review
+    kind = doc.get("kind")
+    if kind != "AdmissionReview":
+        raise ReviewError("kind", f"must be AdmissionReview, got {kind!r}")
+    api_version = doc.get("apiVersion")
+    if api_version not in API_VERSIONS:
+        raise ReviewError("apiVersion", f"must be one of {', '.join(API_VERSIONS)}, got {api_version!r}")
+    request = _need(doc, "request", dict, "")
+    _need(request, "uid", str, "request")
+    gvk = _need(request, "kind", dict, "request")
+    for key in ("group", "version", "kind"):
+        if not isinstance(gvk.get(key, ""), str):
+            raise ReviewError(f"request.kind.{key}", "must be a string")
+    operation = _need(request, "operation", str, "request")
+    if operation not in OPERATIONS:
+        raise ReviewError("request.operation", f"must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+    for key in ("object", "oldObject"):
+        value = request.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise ReviewError(f"request.{key}", f"must be an object, got {_json_type(value)}")
+    if operation in ("CREATE", "UPDATE") and request.get("object") is None:
+        raise ReviewError("request.object", f"required for {operation}")
+    for key in ("namespace", "name"):
+        if not isinstance(request.get(key, ""), str):
+            raise ReviewError(f"request.{key}", "must be a string")
+    if not isinstance(request.get("dryRun", False), bool):
+        raise ReviewError("request.dryRun", "must be a boolean")
+    return doc  # type: ignore[return-value]  # a dict that the checks above proved to be a Review
+
+
+def subject(request: AdmissionRequest) -> dict[str, Any]:
+    """request.object of a CREATE or UPDATE (parse_review refuses a review of either without one)."""
+    obj = request.get("object")
+    if obj is None:
+        raise ReviewError("request.object", f"required for {request['operation']}")
+    return obj
+
+
+def status_for(verdict: Verdict) -> dict[str, Any]:
+    """metav1.Status of a denial in upstream's format (ToAdmissionResponse / ToAdmissionResponseError)."""
+    status: dict[str, Any] = {"code": verdict.code or 400, "message": verdict.message or ""}
+    if verdict.causes:
+        status["reason"] = "Invalid"
+        status["details"] = {"causes": [c.to_dict() for c in verdict.causes]}
+    return status
+
+
+def short_warnings(warnings: list[str]) -> list[str]:
+    """Warnings cut to at most 120 characters each (the API server truncates longer ones)."""
+    return [w if len(w) <= MAX_WARNING else w[: MAX_WARNING - 3] + "..." for w in warnings]
+
+
+def response(review: Review, verdict: Verdict, patch: list[dict[str, Any]] | None = None) -> bytes:
+    """The AdmissionReview answer as JSON bytes; `response.uid` is `request.uid`."""
+    out: dict[str, Any] = {"uid": review["request"]["uid"], "allowed": verdict.allowed}
+    if not verdict.allowed:
+        out["status"] = status_for(verdict)
+    if patch:
+        out["patchType"] = "JSONPatch"
+        out["patch"] = pybase64.b64encode_as_string(orjson.dumps(patch))  # SIMD: a tenth of binascii's time
+    if verdict.warnings:
+        out["warnings"] = short_warnings(verdict.warnings)
+    return orjson.dumps({"apiVersion": review["apiVersion"], "kind": "AdmissionReview", "response": out})
+
+
+def deny(message: str, code: int = 400, causes: list[Cause] | None = None) -> Verdict:
+    return Verdict(allowed=False, message=message, code=code, causes=list(causes or []))

@@ -1,0 +1,251 @@
+"""Start the webhook: reference source, TLS, metrics, uvicorn, and a drain on SIGTERM."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import logging
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from instancetype_webhook.compiled import build_summary
+from instancetype_webhook.server.app import Webhook, create_app
+from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.server.logs import configure
+from instancetype_webhook.server.metrics import Metrics, State
+from instancetype_webhook.server.settings import ServerSettings
+from instancetype_webhook.server.tls import ReloadingTLS, TLSError, dev_certificate
+
+log = logging.getLogger("instancetype_webhook.server")
+
+
+class ServeError(RuntimeError):
+    """The server cannot start with these settings."""
+
+
+class DrainingServer(uvicorn.Server):
+    """On SIGTERM/SIGINT: /readyz turns false first, the listener closes `delay` seconds later, and
+    in-flight requests are drained (uvicorn's graceful shutdown). A second signal exits at once."""
+
+    def __init__(self, config: uvicorn.Config, hook: Webhook, delay: float):
+        super().__init__(config)
+        self.hook, self.delay = hook, delay
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        # An idle keep-alive TLS connection closes with a close_notify exchange the client may never
+        # answer (it is not reading); abort those so shutdown does not wait for the TLS timeout.
+        task = asyncio.ensure_future(self._abort_idle())
+        try:
+            await super().shutdown(sockets)
+        finally:
+            task.cancel()
+
+    async def _abort_idle(self) -> None:
+        await asyncio.sleep(0.2)
+        while True:
+            for conn in list(self.server_state.connections):
+                cycle = getattr(conn, "cycle", None)
+                transport = getattr(conn, "transport", None)
+                if transport is not None and (cycle is None or cycle.response_complete):
+                    transport.abort()
+            await asyncio.sleep(0.2)
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self.hook.draining or self.delay <= 0:
+            self.hook.draining = True
+            return super().handle_exit(sig, frame)
+        self.hook.draining = True
+        log.info("draining: /readyz is false, stopping in %.1fs", self.delay)
+        timer = threading.Timer(self.delay, functools.partial(uvicorn.Server.handle_exit, self, sig, frame))
+        timer.daemon = True
+        timer.start()
+
+
+def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
+    """(source, ready(), offload, namespace_labels, description)."""
+    if settings.kubeconfig or settings.in_cluster:
+        from instancetype_webhook.sources.cluster import ClusterSource
+
+        try:
+            source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
+                                               lookup_timeout=settings.lookup_timeout, kubevirt=settings.kubevirt,
+                                               cluster_fallback=settings.cluster())
+        except Exception as exc:  # ConfigException, unreadable or malformed files
+            where = "in-cluster configuration" if settings.in_cluster else f"kubeconfig {settings.kubeconfig}"
+            raise ServeError(f"cannot load the {where}: {exc}") from exc
+        source.start()
+        where = f"cluster ({settings.kubeconfig or 'in-cluster'})"
+        return source, lambda: source.synced, True, source.namespace_labels, where
+    from instancetype_webhook.sources.catalog import CatalogError, load_catalog
+
+    try:
+        catalog = load_catalog(settings.catalog)
+    except CatalogError as exc:
+        raise ServeError(str(exc)) from exc
+    where = f"catalog {settings.catalog}" if settings.catalog else "bundled catalogue"
+    return catalog, lambda: True, False, None, where
+
+
+def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewContext, metrics: Metrics) -> Any:
+    """The cluster configuration in use: the live source's (the KubeVirt CR, followed live) or, offline, a
+    KubeVirt object in the --catalog directory, else the defaults (with any INSTANCETYPE_WEBHOOK_CLUSTER_*
+    settings); every change reaches ctx and /metrics."""
+    from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt
+    from instancetype_webhook.sources.catalog import CatalogError
+    from instancetype_webhook.sources.cluster_config import ClusterConfiguration, catalog_kubevirt
+
+    configuration = getattr(source, "configuration", None)
+    overridden = ", ".join(f"INSTANCETYPE_WEBHOOK_{name.upper()}" for name in settings.cluster_overridden())
+    try:
+        kubevirt = catalog_kubevirt(settings.catalog) if configuration is None and settings.catalog else None
+    except CatalogError as exc:
+        raise ServeError(str(exc)) from exc
+    if kubevirt is not None:  # offline: the catalogue's KubeVirt object is the configuration
+        configuration = ClusterConfiguration(settings_from_kubevirt(kubevirt))
+    elif configuration is None:
+        configuration = ClusterConfiguration(settings.cluster())
+        configuration.unavailable("no KubeVirt CR offline" + (f" ({overridden})" if overridden else ""))
+    elif overridden:
+        log.warning("%s: used only while there is no usable KubeVirt CR; the CR's configuration wins", overridden)
+
+    def use(cluster: Any) -> None:
+        ctx.cluster = cluster
+        metrics.configuration(cluster)
+
+    configuration.subscribe(use)
+    return configuration
+
+
+def cache_objects(source: Any) -> dict[str, int]:
+    """Objects per resource in the reference cache (the watched kinds; offline: the catalogue's kinds)."""
+    informers = getattr(source, "informers", None)
+    if informers is not None:
+        return {informer.name: len(informer.store) for informer in list(informers.values())}
+    counts: dict[str, int] = {}
+    for obj in getattr(source, "objects", list)():
+        resource = str(obj.get("kind") or "").lower() + "s"  # the plural, as the watched kinds are named
+        counts[resource] = counts.get(resource, 0) + 1
+    return counts
+
+
+def tls_files(settings: ServerSettings) -> tuple[Path, Path]:
+    if settings.dev:
+        if settings.tls_cert or settings.tls_key:
+            raise ServeError("--dev makes its own certificate; do not pass --tls-cert/--tls-key with it")
+        return dev_certificate(Path(tempfile.mkdtemp(prefix="instancetype-webhook-dev-")))
+    if not (settings.tls_cert and settings.tls_key):
+        raise ServeError("TLS is required: pass --tls-cert and --tls-key, or --dev for a throw-away certificate")
+    return settings.tls_cert, settings.tls_key
+
+
+def transport_options() -> dict[str, Any]:
+    """uvicorn's fastest stack here: uvloop, httptools with one write per response
+    (instancetype_webhook.server.transport),
+    and no proxy-headers middleware (the webhook never reads the client address or scheme)."""
+    options: dict[str, Any] = {"proxy_headers": False}
+    try:
+        import uvloop  # noqa: F401  (only whether it is installed)
+        options["loop"] = "uvloop"
+    except ImportError:
+        pass
+    try:
+        from instancetype_webhook.server.transport import ReviewHttpToolsProtocol
+        options["http"] = ReviewHttpToolsProtocol
+    except ImportError:  # httptools missing: uvicorn picks h11
+        pass
+    return options
+
+
+def serve(settings: ServerSettings, playground: Any = None) -> int:
+    """Run the server; `playground` (playground.routes.Playground) mounts /playground, as --dev does
+    with the bundled samples."""
+    configure(settings.log_level)
+    if playground is None and settings.dev:
+        from instancetype_webhook.playground.routes import Playground, bundled_samples
+
+        playground = Playground(bundled_samples())
+    cert, key = tls_files(settings)
+    try:
+        tls = ReloadingTLS(cert, key, settings.tls_client_ca, settings.tls_min_version, settings.tls_reload_interval)
+    except TLSError as exc:
+        raise ServeError(str(exc)) from exc
+    if settings.workers > 1:
+        return serve_workers(settings, cert, key, playground)
+    return serve_one(settings, cert, key, tls, playground=playground)
+
+
+def serve_workers(settings: ServerSettings, cert: Path, key: Path, playground: Any = None) -> int:
+    """--workers N: a supervisor and N complete servers on one port (instancetype_webhook.server.workers)."""
+    from instancetype_webhook.server.workers import Supervisor, free_port, listen_socket
+
+    port = settings.port or free_port(settings.host or "127.0.0.1")
+    try:
+        listen_socket(settings.host, port).close()  # fail here, once, if the port is taken
+    except OSError as exc:
+        raise ServeError(f"cannot listen on {settings.host}:{port}: {exc}") from exc
+    if settings.dev:
+        log.info("dev certificate %s (all %d workers)", cert, settings.workers)
+
+    def worker(index: int, metrics_port: int) -> int:
+        mine = settings.model_copy(update={"workers": 1, "dev": False, "tls_cert": cert, "tls_key": key,
+                                           "port": port, "metrics_port": metrics_port, "metrics_host": "127.0.0.1"})
+        try:
+            tls = ReloadingTLS(cert, key, mine.tls_client_ca, mine.tls_min_version, mine.tls_reload_interval)
+            return serve_one(mine, cert, key, tls, sockets=[listen_socket(settings.host, port)], worker=index,
+                             playground=playground)
+        except (ServeError, TLSError, OSError) as exc:  # as `serve` reports them, then the supervisor stops
+            print(f"serve: worker {index}: {exc}", file=sys.stderr, flush=True)
+            return 2
+
+    gc.freeze()  # what is loaded now is shared with the workers: keep the collector off those pages
+    return Supervisor(settings.workers, worker, settings.metrics_host, settings.metrics_port).run()
+
+
+def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS,
+              sockets: list[Any] | None = None, worker: int | None = None, playground: Any = None) -> int:
+    """One complete server: source, TLS reload, metrics, uvicorn, drain (listening on `sockets` if given)."""
+    source, ready, offload, namespace_labels, where = build_source(settings)
+    for obj in playground.objects if playground is not None else ():  # `playground -f`: offline only
+        source.add(obj)
+    ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
+                        namespace_labels=namespace_labels, provenance=settings.provenance,
+                        vm_policy_overrides=settings.allow_vm_policy, preserve_guest=settings.preserve_guest,
+                        resize_handwritten=settings.resize_handwritten)
+    metrics = Metrics()
+    configuration = follow_configuration(settings, source, ctx, metrics)
+    hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
+                   max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
+                   deadline_action=settings.deadline_action, offload=offload, ready=ready,
+                   configuration_status=configuration.describe)
+    tls.on_reload = metrics.tls_reloads.inc
+    metrics.state(State(ready=hook.is_ready, synced=ready, cache_objects=functools.partial(cache_objects, source),
+                        certificate_not_after=lambda: tls.not_after))
+    tls.start()
+    if settings.metrics_port:
+        metrics.serve(settings.metrics_port, settings.metrics_host)
+    config = uvicorn.Config(
+        create_app(hook, playground, where), host=settings.host, port=settings.port,
+        ssl_context_factory=tls.context_factory,
+        access_log=False, log_config=None, log_level=settings.log_level, lifespan="off",
+        # uvicorn declares an int but waits with asyncio.timeout(), so fractional seconds work
+        timeout_graceful_shutdown=settings.shutdown_grace,  # type: ignore[arg-type]
+        server_header=False, **transport_options(),
+    )
+    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s, %s%s%s%s)", settings.host, settings.port,
+             settings.policy, where, settings.tls_min_version, build_summary(),
+             ", client certificates required" if settings.tls_client_ca else "",
+             f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
+    if playground is not None and worker in (None, 0):
+        log.info("playground https://%s:%d/playground", settings.host, settings.port)
+    try:
+        DrainingServer(config, hook, settings.shutdown_delay).run(sockets=sockets)
+    finally:
+        tls.stop()
+        if hasattr(source, "stop"):
+            source.stop()
+    return 0

@@ -1,0 +1,88 @@
+"""A Source over YAML/JSON files: a directory of manifests, or the bundled catalogue by default.
+
+Reference objects are the instance type and preference kinds, ControllerRevisions, and what
+`inferFromVolume` reads: PersistentVolumeClaims (v1), DataVolumes and DataSources (cdi.kubevirt.io),
+VolumeSnapshots (snapshot.storage.k8s.io); anything else in a file is not part of the source.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from instancetype_webhook.catalog import CATALOG_DIR
+from instancetype_webhook.kubevirt.source import (
+    CONTROLLER_REVISION,
+    DATA_SOURCE,
+    DATA_VOLUME,
+    KINDS,
+    PERSISTENT_VOLUME_CLAIM,
+    VOLUME_KINDS,
+    VOLUME_SNAPSHOT,
+    InMemorySource,
+)
+from instancetype_webhook.sources.compact import compact
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+LIST_KINDS = frozenset(f"{kind}List" for kind in (*KINDS, CONTROLLER_REVISION, *VOLUME_KINDS)) | {"List"}
+# the API group of each volume kind (a same-named kind of another group is not one of them)
+VOLUME_GROUPS = {PERSISTENT_VOLUME_CLAIM: "", DATA_VOLUME: "cdi.kubevirt.io", DATA_SOURCE: "cdi.kubevirt.io",
+                 VOLUME_SNAPSHOT: "snapshot.storage.k8s.io"}
+
+
+class CatalogError(ValueError):
+    """A manifest that cannot be read or is not a Kubernetes object."""
+
+
+def iter_documents(text: str, origin: str = "<input>") -> Iterator[dict[str, Any]]:
+    """Every object in a multi-document YAML or JSON text; `List` kinds are flattened."""
+    try:
+        docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{origin}: not valid YAML or JSON: {exc}".splitlines()[0]) from exc
+    for doc in docs:
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise CatalogError(f"{origin}: expected a Kubernetes object, got {type(doc).__name__}")
+        if doc.get("kind") in LIST_KINDS and isinstance(doc.get("items"), list):
+            yield from (item for item in doc["items"] if isinstance(item, dict))
+        else:
+            yield doc
+
+
+def is_volume_object(obj: dict[str, Any]) -> bool:
+    """A PVC, DataVolume, DataSource or VolumeSnapshot (by kind, and by group when apiVersion is given)."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if kind not in VOLUME_GROUPS:
+        return False
+    return not isinstance(api_version, str) or not api_version or api_version.rpartition("/")[0] == VOLUME_GROUPS[kind]
+
+
+def is_reference_object(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") in KINDS or obj.get("kind") == CONTROLLER_REVISION or is_volume_object(obj)
+
+
+def manifest_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in MANIFEST_SUFFIXES)
+
+
+def load_objects(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogError(f"{path}: cannot read: {exc}") from exc
+        objects.extend(compact(obj) for obj in iter_documents(text, str(path)) if is_reference_object(obj))
+    return objects
+
+
+def load_catalog(directory: str | Path | None = None, default_namespace: str = "default") -> InMemorySource:
+    """The instance types, preferences and ControllerRevisions found under `directory` (bundled if None)."""
+    root = Path(directory) if directory is not None else CATALOG_DIR
+    if not root.is_dir():
+        raise CatalogError(f"{root}: not a directory")
+    return InMemorySource(load_objects(manifest_files(root)), default_namespace=default_namespace)

@@ -1,0 +1,462 @@
+"""A Source over a live cluster: list+watch caches of the four instance type/preference kinds (and
+Namespaces, for the policy label), with the official `kubernetes` client.
+
+- One daemon thread per resource lists it (all namespaces), then watches from the list's
+  resourceVersion; bookmarks and events advance it. A watch that ends is resumed from the last
+  resourceVersion; `410 Gone` (an ERROR event carrying a Status, or an HTTP 410) relists; any
+  other failure (dropped connection, server down) retries with exponential backoff.
+- `get()` answers from the cache, so nothing remote is on the hot path once synced. On a miss it
+  does one live GET bounded by `lookup_timeout` (so "create an instance type, then a VM" works at
+  once, before the watch event arrives) and caches what it found. A 404 is a plain miss (None); an
+  unreachable API server raises `SourceUnavailable`, which the webhook answers with a reason.
+- ControllerRevisions are fetched on demand (`get_revision`), in the VM's namespace only, and cached:
+  their data is immutable, but one can be deleted (and recreated under the same name), so a watch of
+  controllerrevisions (every namespace, nothing stored: only the events are read) evicts a deleted or
+  changed revision, and a relist empties the cache. Without the RBAC to list/watch them, revisions are
+  not cached (every lookup is a live GET).
+- A VirtualMachineInstance is fetched on demand (`get_vmi`, the live-update warnings), never cached.
+- What `inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) is fetched on demand
+  and not cached (`instancetype_webhook.sources.volumes`: why, and how a missing CDI or snapshot API is told apart).
+- The KubeVirt CRs (`kubevirt.io/v1` kubevirts, every namespace, or the one `kubevirt="ns/name"` names)
+  are watched too: `configuration` (instancetype_webhook.sources.cluster_config) turns them into the ClusterSettings in
+  use after every change. Without the KubeVirt API or the RBAC to read it, KubeVirt's defaults apply.
+- `synced` turns true once every kind has been listed; it stays true while the cache answers from
+  its last known state during an outage (`last_contact` tells how old that state is).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+
+from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.kubevirt.source import (
+    CLUSTER_INSTANCETYPE,
+    CLUSTER_PREFERENCE,
+    CLUSTER_SCOPED,
+    INSTANCETYPE,
+    PREFERENCE,
+    CacheMiss,
+)
+from instancetype_webhook.sources.cluster_config import ClusterConfiguration
+from instancetype_webhook.sources.compact import compact
+from instancetype_webhook.sources.rawget import BuiltinReads
+from instancetype_webhook.sources.volumes import VOLUME_APIS, VolumeLookup
+
+log = logging.getLogger("instancetype_webhook.cluster")
+
+GROUP, VERSION = "instancetype.kubevirt.io", "v1beta1"
+PLURALS = {
+    INSTANCETYPE: "virtualmachineinstancetypes",
+    CLUSTER_INSTANCETYPE: "virtualmachineclusterinstancetypes",
+    PREFERENCE: "virtualmachinepreferences",
+    CLUSTER_PREFERENCE: "virtualmachineclusterpreferences",
+}
+NAMESPACE = "Namespace"
+LIST_PAGE = 500
+KUBEVIRT = "KubeVirt"
+KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL = "kubevirt.io", "v1", "kubevirts"
+REVISION = "ControllerRevision"
+OPTIONAL = (NAMESPACE, KUBEVIRT, REVISION)  # a cluster may lack these (or the RBAC to read them): the informer stops
+Key = tuple[str, str]  # (namespace or "", name)
+
+
+class SourceUnavailable(RuntimeError):
+    """The API server could not answer a lookup in time; `admission_message` is shown to the client."""
+
+    @property
+    def admission_message(self) -> str:
+        return f"reference lookup failed: {self}"
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old (410): relist."""
+
+
+@dataclass
+class Backoff:
+    initial: float = 0.2
+    maximum: float = 30.0
+    current: float = 0.2
+
+    def reset(self) -> None:
+        self.current = self.initial
+
+    def next(self) -> float:
+        delay, self.current = self.current, min(self.current * 2, self.maximum)
+        return delay
+
+
+def _key(obj: dict[str, Any], namespaced: bool) -> Key:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace", "") if namespaced else "", meta.get("name", ""))
+
+
+class Informer:
+    """List+watch of one resource into a dict cache, resumed and relisted as needed, in a thread."""
+
+    def __init__(self, name: str, lister: Callable[..., Any], namespaced: bool, kind: str,
+                 stop: threading.Event, watch_timeout: int, backoff: Backoff, on_contact: Callable[[], None],
+                 on_change: Callable[[Informer], None] | None = None,
+                 on_unavailable: Callable[[str], None] | None = None,
+                 on_event: Callable[[str, Key], None] | None = None, keep: bool = True):
+        self.name, self.lister, self.namespaced, self.kind = name, lister, namespaced, kind
+        self.on_change, self.on_unavailable, self.on_event = on_change, on_unavailable, on_event
+        self.keep = keep  # False: events only (on_event), nothing stored; the list only gives the resourceVersion
+        self.store: dict[Key, dict[str, Any]] = {}
+        self.resource_version: str | None = None
+        self.synced = threading.Event()
+        self.disabled = False
+        self.relists = 0
+        self.deletions = 0  # DELETED events (and relists) seen: a live GET that raced one is not cached
+        self._stop, self._watch_timeout, self._backoff, self._contact = stop, watch_timeout, backoff, on_contact
+        self._response: Any = None
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.resource_version is None:
+                    self._list()
+                self._watch()
+            except Gone:
+                if self._stop.is_set():
+                    return
+                log.info("%s: resourceVersion %s is gone, relisting", self.name, self.resource_version)
+                self.resource_version = None
+            except ApiException as exc:
+                if self._stop.is_set():
+                    return
+                if exc.status == 410:
+                    self.resource_version = None
+                    continue
+                if exc.status in (401, 403, 404) and self.kind in OPTIONAL:
+                    why = f"cannot list {self.name} (HTTP {exc.status})"
+                    if self.on_unavailable is not None:
+                        self.on_unavailable(why)
+                    else:
+                        log.warning("%s; namespace policy labels are off", why)
+                    self.disabled = True
+                    self.synced.set()
+                    return
+                self._pause(f"HTTP {exc.status} {exc.reason}")
+            except Exception as exc:  # dropped connection, refused, timeout, bad chunk: reconnect later
+                if self._stop.is_set():
+                    return
+                self._pause(f"{type(exc).__name__}: {exc}")
+
+    def _pause(self, why: str) -> None:
+        delay = self._backoff.next()
+        log.warning("%s: %s; retrying in %.1fs", self.name, why, delay)
+        self._stop.wait(delay)
+
+    def _list(self) -> None:
+        """List in pages of LIST_PAGE (as client-go's reflector does): each page is compacted before the
+        next is read, so a large list never sits in memory whole (its peak stayed in the RSS)."""
+        store: dict[Key, dict[str, Any]] = {}
+        token: str | None = None
+        count = 0
+        while True:
+            kw: dict[str, Any] = {"limit": LIST_PAGE if self.keep else 1, **({"_continue": token} if token else {})}
+            resp = self.lister(_preload_content=False, _request_timeout=(5, 60), **kw)
+            try:
+                doc = orjson.loads(resp.data)
+            finally:
+                resp.release_conn()
+            items = doc.get("items") or []
+            count += len(items)
+            if self.keep:
+                store.update((_key(obj, self.namespaced), self._complete(obj))
+                             for obj in items if isinstance(obj, dict))
+            meta = doc.get("metadata") or {}
+            del doc, items
+            token = (meta.get("continue") or None) if self.keep else None
+            if not token:
+                break
+        self.store = store
+        self.deletions += 1
+        self.resource_version = meta.get("resourceVersion") or "0"
+        self.relists += 1
+        if self.on_change is not None:
+            self.on_change(self)
+        # logged before `synced` is set: whoever waits on it (a test, the readiness probe) may move on at
+        # once, and a line written after that could race the end of the waiter's log capture
+        log.info("%s: listed %d objects at resourceVersion %s", self.name, count, self.resource_version)
+        self.synced.set()
+        self._contact()
+        self._backoff.reset()
+
+    def _complete(self, obj: dict[str, Any]) -> dict[str, Any]:
+        obj = compact(obj)
+        # List items carry no kind/apiVersion; the core and the provenance annotation want them.
+        if self.kind != NAMESPACE and "kind" not in obj:
+            group_version = f"{KUBEVIRT_GROUP}/{KUBEVIRT_VERSION}" if self.kind == KUBEVIRT else f"{GROUP}/{VERSION}"
+            obj["kind"], obj["apiVersion"] = self.kind, group_version
+        return obj
+
+    def _watch(self) -> None:
+        resp = self.lister(watch=True, resource_version=self.resource_version, allow_watch_bookmarks=True,
+                           timeout_seconds=self._watch_timeout, _preload_content=False,
+                           _request_timeout=(5, self._watch_timeout + 30))
+        self._response = resp
+        try:
+            if self._stop.is_set():  # stopped while the watch was opening: close() found no response
+                return
+            for event in _lines(resp):
+                self._apply(event)
+        finally:
+            self._response = None
+            resp.release_conn()
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            if obj.get("code") == 410:
+                raise Gone
+            raise ApiException(status=obj.get("code") or 500, reason=obj.get("message") or "watch error")
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if not self.keep:
+            if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_event is not None:
+                self.on_event(str(kind), _key(obj, self.namespaced))
+        elif kind in ("ADDED", "MODIFIED"):
+            self.store[_key(obj, self.namespaced)] = self._complete(obj)
+        elif kind == "DELETED":
+            self.deletions += 1
+            self.store.pop(_key(obj, self.namespaced), None)
+        if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_change is not None:
+            self.on_change(self)
+        if rv:
+            self.resource_version = rv
+        self._contact()
+        self._backoff.reset()
+
+    def close(self) -> None:
+        resp = self._response
+        if resp is not None:
+            with suppress(Exception):  # best effort on shutdown
+                resp.shutdown() if hasattr(resp, "shutdown") else resp.close()
+
+
+def _lines(resp: Any) -> Iterator[dict[str, Any]]:
+    """Watch events from a streamed response: one JSON object per line."""
+    buffer = b""
+    for chunk in resp.stream(65536, decode_content=True):
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if line.strip():
+                yield orjson.loads(line)
+    if buffer.strip():
+        yield orjson.loads(buffer)
+
+
+class ClusterSource:
+    """The live-cluster Source (see the module docstring)."""
+
+    remote = True
+
+    def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = 300,
+                 backoff_max: float = 30.0, namespaces: bool = True, revision_cache: int = 4096,
+                 kubevirt: str | None = None, cluster_fallback: ClusterSettings = DEFAULT_SETTINGS,
+                 watch_kubevirt: bool = True, watch_revisions: bool = True):
+        self.api = api
+        self.lookup_timeout = lookup_timeout
+        self.custom = k8s.CustomObjectsApi(api)
+        # not k8s.CoreV1Api/AppsV1Api: their modules cost ~25 MB of RSS for three GET paths (rawget.py)
+        self.core = self.apps = BuiltinReads(api)
+        self._stop = threading.Event()
+        self.last_contact = 0.0
+        self.informers: dict[str, Informer] = {}
+        for kind, plural in PLURALS.items():
+            lister = _bind(self.custom.list_cluster_custom_object, GROUP, VERSION, plural)
+            self.informers[kind] = Informer(plural, lister, kind not in CLUSTER_SCOPED, kind, self._stop,
+                                            watch_timeout, Backoff(maximum=backoff_max), self._touch)
+        if namespaces:
+            self.informers[NAMESPACE] = Informer("namespaces", self.core.list_namespace, False, NAMESPACE,
+                                                 self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch)
+        self.configuration = ClusterConfiguration(cluster_fallback, kubevirt)
+        if watch_kubevirt:
+            lister = _bind(self.custom.list_cluster_custom_object, KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL)
+            self.informers[KUBEVIRT] = Informer(
+                KUBEVIRT_PLURAL, lister, True, KUBEVIRT, self._stop, watch_timeout, Backoff(maximum=backoff_max),
+                self._touch, on_change=lambda informer: self.configuration.update(list(informer.store.values())),
+                on_unavailable=self.configuration.unavailable)
+        self._revisions: dict[Key, dict[str, Any]] = {}
+        self._revision_cache = revision_cache
+        self._revisions_lock = threading.Lock()
+        self._revisions_watched = watch_revisions
+        if watch_revisions:
+            self.informers[REVISION] = Informer(
+                "controllerrevisions", self.apps.list_controller_revision_for_all_namespaces, True, REVISION,
+                self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch,
+                on_change=lambda _informer: self._forget_revisions(), on_unavailable=self._revisions_unwatched,
+                on_event=self._revision_event, keep=False)
+        self._local = threading.local()
+        self.volumes = VolumeLookup(self.custom, self.core, self._fetch, lookup_timeout)
+        self._threads: list[threading.Thread] = []
+
+    @classmethod
+    def from_config(cls, kubeconfig: str | Path | None = None, in_cluster: bool = False, **kw: Any) -> ClusterSource:
+        configuration = k8s.Configuration()
+        if in_cluster:
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        else:
+            k8s_config.load_kube_config(config_file=str(kubeconfig) if kubeconfig else None,
+                                        client_configuration=configuration)
+        configuration.retries = 0  # the informers retry with backoff; a lookup must stay within its timeout
+        return cls(k8s.ApiClient(configuration), **kw)
+
+    def _touch(self) -> None:
+        self.last_contact = time.monotonic()
+
+    def start(self) -> None:
+        for informer in self.informers.values():
+            thread = threading.Thread(target=informer.run, name=f"watch-{informer.name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop watching: close the open watches and wait (up to `timeout` seconds) for the threads to end."""
+        self._stop.set()
+        for informer in self.informers.values():
+            informer.close()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(deadline - time.monotonic(), 0))
+
+    @property
+    def synced(self) -> bool:
+        return all(i.synced.is_set() for i in self.informers.values())
+
+    def wait_synced(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        return all(informer.synced.wait(max(deadline - time.monotonic(), 0)) for informer in self.informers.values())
+
+    # -- Source ---------------------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        if kind in VOLUME_APIS:  # inferFromVolume: live, on demand
+            return self.volumes.get(kind, name, namespace or "default")
+        informer = self.informers.get(kind)
+        if informer is None or kind in OPTIONAL:
+            return None
+        key = ("" if kind in CLUSTER_SCOPED else (namespace or "default"), name)
+        obj = informer.store.get(key)
+        if obj is not None:
+            return obj
+        deletions = informer.deletions
+        obj = self._live_get(kind, key)
+        if obj is None:
+            return None
+        if informer.deletions != deletions:  # deleted (or relisted) meanwhile: the answer may be gone already
+            return informer._complete(obj)
+        return informer.store.setdefault(key, informer._complete(obj))
+
+    def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
+        """The ControllerRevision `namespace`/`name` (a revision of one namespace never answers for another)."""
+        key = (namespace, name)
+        cached = self._revisions.get(key)
+        if cached is not None:
+            return cached
+        with self._revisions_lock:
+            epoch = self._revision_epoch
+        obj = self._fetch(lambda **kw: self.apps.read_namespaced_controller_revision(name, namespace, **kw),
+                          f"controllerrevisions {namespace}/{name}")
+        if obj is not None:
+            obj.setdefault("kind", "ControllerRevision")
+            obj.setdefault("apiVersion", "apps/v1")
+            with self._revisions_lock:
+                # cached only while the watch can evict it, and only if no event came in during the GET
+                if self._revisions_watched and epoch == self._revision_epoch:
+                    if len(self._revisions) >= self._revision_cache:
+                        self._revisions.pop(next(iter(self._revisions)))
+                    self._revisions[key] = obj
+        return obj
+
+    def get_vmi(self, name: str, namespace: str) -> dict[str, Any] | None:
+        """The VirtualMachineInstance `namespace/name`: a live GET bounded by `lookup_timeout`, never cached
+        (the live-update warnings read the running VMI's current state); None when there is none."""
+        call = _bind(self.custom.get_namespaced_custom_object, KUBEVIRT_GROUP, KUBEVIRT_VERSION, namespace,
+                     "virtualmachineinstances", name)
+        return self._fetch(call, f"virtualmachineinstances {namespace}/{name}")
+
+    _revision_epoch = 0  # bumped by every eviction: a GET that raced one is not cached
+
+    def _revision_event(self, kind: str, key: Key) -> None:
+        if kind in ("MODIFIED", "DELETED"):
+            with self._revisions_lock:
+                self._revision_epoch += 1
+                self._revisions.pop(key, None)
+
+    def _forget_revisions(self) -> None:
+        with self._revisions_lock:
+            self._revision_epoch += 1
+            self._revisions.clear()
+
+    def _revisions_unwatched(self, why: str) -> None:
+        log.warning("%s; ControllerRevisions are not cached (every lookup is a live GET)", why)
+        with self._revisions_lock:
+            self._revisions_watched = False
+            self._revision_epoch += 1
+            self._revisions.clear()
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        informer = self.informers.get(NAMESPACE)
+        if informer is None:
+            return None
+        obj = informer.store.get(("", namespace))
+        return ((obj or {}).get("metadata") or {}).get("labels") if obj else None
+
+    # -- live lookups ---------------------------------------------------------------------------
+
+    def _live_get(self, kind: str, key: Key) -> dict[str, Any] | None:
+        namespace, name = key
+        plural = PLURALS[kind]
+        if kind in CLUSTER_SCOPED:
+            call = _bind(self.custom.get_cluster_custom_object, GROUP, VERSION, plural, name)
+        else:
+            call = _bind(self.custom.get_namespaced_custom_object, GROUP, VERSION, namespace, plural, name)
+        return self._fetch(call, f"{plural} {namespace + '/' if namespace else ''}{name}")
+
+    @contextmanager
+    def cache_only(self) -> Iterator[None]:
+        """In this block (this thread only) a lookup the caches cannot answer raises CacheMiss instead of
+        calling the API server: the webhook answers on the event loop when the caches suffice (nearly
+        always once synced) and moves to a worker thread, with the review deadline, only when they do not."""
+        self._local.cache_only = True
+        try:
+            yield
+        finally:
+            self._local.cache_only = False
+
+    def _fetch(self, call: Callable[..., Any], what: str) -> dict[str, Any] | None:
+        # Every remote lookup goes through here (new kinds too), so that cache_only() can refuse it.
+        if getattr(self._local, "cache_only", False):
+            raise CacheMiss(what)
+        try:
+            resp = call(_preload_content=False, _request_timeout=(self.lookup_timeout, self.lookup_timeout))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise SourceUnavailable(f"GET {what}: HTTP {exc.status} {exc.reason}") from exc
+        except Exception as exc:  # timeouts, refused connections
+            raise SourceUnavailable(f"GET {what}: {type(exc).__name__}") from exc
+        try:
+            obj = orjson.loads(resp.data)
+        finally:
+            resp.release_conn()
+        self._touch()
+        return obj
+
+
+def _bind(fn: Callable[..., Any], *args: Any) -> Callable[..., Any]:
+    return lambda **kw: fn(*args, **kw)
