@@ -17,8 +17,8 @@ import uvicorn
 
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repo root, for `instancetype_webhook`
 
+from instancetype_webhook.admission.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.logs import configure  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.run import build_source, transport_options  # noqa: E402  (after the sys.path set-up)

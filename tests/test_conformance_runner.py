@@ -7,8 +7,10 @@ import shutil
 
 import pytest
 
-from instancetype_webhook import conformance
 from instancetype_webhook.cli import main
+from instancetype_webhook.conformance import cases as inputs
+from instancetype_webhook.conformance import compare, engine, runner
+from instancetype_webhook.conformance.compare import NotChecked
 from tests.conftest import CONFORMANCE
 
 PASSING = "requirements.memory-unmet"
@@ -20,20 +22,20 @@ def load(name: str) -> dict:
     return json.loads((CONFORMANCE / f"{name}.json").read_text())
 
 
-def builtin_sections() -> dict:
-    """The runner's own member checks only (a plugin imported by another test may have replaced some)."""
-    fresh = dict(conformance.SECTIONS)
-    for member in ("domxml.expected", "domxml.fromVm"):
-        fresh[member] = conformance.Section(member, conformance._has_member(member), conformance.unregistered(member))
-    fresh.pop("domxml", None)
-    return fresh
+def not_checked(member: str):
+    def check(case):
+        raise NotChecked(f"no check for {member} here")
+
+    return check
+
+
+# The runner itself is under test: the domxml members are not checked here (tests/domxml checks them).
+SECTIONS = [s if not s.name.startswith("domxml.") else runner.section(s.name, not_checked(s.name))
+            for s in runner.SECTIONS]
 
 
 @pytest.fixture()
-def cases(tmp_path, monkeypatch):
-    # The runner itself is under test: no plugin member checks, so the domxml members are not checked.
-    monkeypatch.setattr(conformance, "PLUGIN_MODULES", ())
-    monkeypatch.setattr(conformance, "SECTIONS", builtin_sections())
+def cases(tmp_path):
     for name in (PASSING, WITH_DOMXML, DENIED):
         shutil.copy(CONFORMANCE / f"{name}.json", tmp_path / f"{name}.json")
     return tmp_path
@@ -48,7 +50,8 @@ def altered(tmp_path, name, change):
 
 def run(directory, *extra, **options):
     out = io.StringIO()
-    status = conformance.run(directory, out, *extra, **options)
+    options.setdefault("sections", SECTIONS)
+    status = runner.run(directory, out, *extra, **options)
     return status, out.getvalue().splitlines()
 
 
@@ -56,12 +59,12 @@ def failing(lines):
     return [line for line in lines if line.startswith("FAIL")]
 
 
-def test_passing_cases_and_unregistered_members_are_not_checked(cases):
+def test_passing_cases_and_members_that_cannot_be_checked(cases):
     status, lines = run(cases)
     assert status == 0
     assert lines[-1] == "2 passed, 0 failed, 1 not checked"
-    assert "domxml.expected: not checked in 1 case(s): no check registered for domxml.expected" in lines
-    assert "domxml.fromVm: not checked in 1 case(s): no check registered for domxml.fromVm" in lines
+    assert "domxml.expected: not checked in 1 case(s): no check for domxml.expected here" in lines
+    assert "domxml.fromVm: not checked in 1 case(s): no check for domxml.fromVm here" in lines
 
 
 def test_tables_per_category_and_per_member(cases):
@@ -116,9 +119,9 @@ def test_error_where_a_vm_was_expected(cases):
 
 def test_expansion_error_status_is_compared():
     case = next(c for c in map(load, (p.stem for p in sorted(CONFORMANCE.glob("conflicts.*.json")))))
-    assert conformance.check_expand(case) is None
+    assert engine.check_expand(case) is None
     case["expected"]["status"]["reason"] = "Invalid"
-    assert conformance.check_expand(case) == conformance.Difference("status.reason", "BadRequest", "Invalid")
+    assert engine.check_expand(case) == compare.Difference("status.reason", "BadRequest", "Invalid")
 
 
 @pytest.mark.parametrize("member, change, where", [
@@ -173,9 +176,9 @@ def test_expected_infer_matcher_absent_on_both_sides_matches(cases):
 
 def test_case_source_holds_every_input_list():
     case_input = {"vm": {"metadata": {"namespace": "ns"}}, **{key: [{"metadata": {"name": f"o-{key}"}}]
-                                                              for key in conformance.INPUT_KINDS}}
-    source = conformance.case_source(case_input)
-    for key, kind in conformance.INPUT_KINDS.items():
+                                                              for key in inputs.INPUT_KINDS}}
+    source = inputs.case_source(case_input)
+    for key, kind in inputs.INPUT_KINDS.items():
         if kind == "ControllerRevision":
             assert source.get_revision(f"o-{key}", "ns") is not None
         else:
@@ -184,10 +187,10 @@ def test_case_source_holds_every_input_list():
 
 def test_old_vm_only_for_an_update():
     case = load(DENIED)
-    assert conformance.case_old_vm(case) == case["input"]["oldVm"]
+    assert inputs.case_old_vm(case) == case["input"]["oldVm"]
     create = copy.deepcopy(case)
     create["input"]["operation"] = "CREATE"
-    assert conformance.case_old_vm(create) is None
+    assert inputs.case_old_vm(create) is None
 
 
 def test_quantities_compare_by_value(cases):
@@ -200,10 +203,10 @@ def test_quantities_compare_by_value(cases):
 
 
 def test_list_order_is_significant():
-    assert conformance.first_difference([1, 2], [2, 1]) == conformance.Difference("[0]", 1, 2)
-    assert conformance.first_difference({"a": 1, "b": 2}, {"b": 2, "a": 1}) is None
-    assert conformance.first_difference("4Gi", "4294967296") is None
-    assert conformance.first_difference("1", "one") is not None
+    assert compare.first_difference([1, 2], [2, 1]) == compare.Difference("[0]", 1, 2)
+    assert compare.first_difference({"a": 1, "b": 2}, {"b": 2, "a": 1}) is None
+    assert compare.first_difference("4Gi", "4294967296") is None
+    assert compare.first_difference("1", "one") is not None
 
 
 def test_filter_by_name_and_verbose(cases):
@@ -228,55 +231,40 @@ def test_unreadable_case_fails_without_stopping_the_run(cases):
     assert any(line.startswith("FAIL broken [file]") for line in lines)
 
 
-def test_registered_member_check_replaces_the_placeholder(cases):
+def test_a_member_check_answers_for_its_member(cases):
     seen = []
 
     def check(case):
         seen.append(case["name"])
-        return conformance.Difference("domxml.xml", "<domain/>", "<domain type='kvm'/>")
+        return compare.Difference("domxml.xml", "<domain/>", "<domain type='kvm'/>")
 
-    conformance.register_section("domxml.expected", check)
-    status, lines = run(cases)
+    sections = [s if s.name != "domxml.expected" else runner.section(s.name, check) for s in SECTIONS]
+    status, lines = run(cases, sections=sections)
     assert seen == [WITH_DOMXML] and status == 1
     assert any(line.startswith(f"FAIL {WITH_DOMXML} [domxml.expected] domxml.xml") for line in lines)
 
 
 def test_a_crashing_check_fails_its_member_only(cases):
-    conformance.register_section("domxml.fromVm", lambda case: 1 / 0)
-    status, lines = run(cases)
+    sections = [s if s.name != "domxml.fromVm" else runner.section(s.name, lambda case: 1 / 0) for s in SECTIONS]
+    status, lines = run(cases, sections=sections)
     assert failing(lines) == [f"FAIL {WITH_DOMXML} [domxml.fromVm] <exception>: got \"ZeroDivisionError: division by "
                               "zero\", want \"an answer\""]
 
 
-def test_plugin_modules_register_member_checks(tmp_path, monkeypatch):
-    plugin = tmp_path / "plugins" / "fake_domxml_plugin.py"
-    plugin.parent.mkdir()
-    plugin.write_text(
-        "from instancetype_webhook.conformance import Difference, register_section\n"
-        "register_section('domxml.expected',\n"
-        "                 lambda case: Difference('domxml.xml', None, None, note='rendered nothing'))\n"
-        "register_section('domxml.fromVm', lambda case: None)\n"
-    )
-    monkeypatch.syspath_prepend(str(plugin.parent))
-    monkeypatch.setattr(conformance, "PLUGIN_MODULES", ("fake_domxml_plugin", "no_such_plugin_module"))
-    monkeypatch.setattr(conformance, "SECTIONS", builtin_sections())
-    shutil.copy(CONFORMANCE / f"{WITH_DOMXML}.json", tmp_path / f"{WITH_DOMXML}.json")
-    status, lines = run(tmp_path)
-    assert status == 1
-    assert lines[0] == f"FAIL {WITH_DOMXML} [domxml.expected] domxml.xml: rendered nothing"
-    assert lines[-1] == "0 passed, 1 failed"
+def test_the_real_domxml_checks_pass_the_case(cases):
+    status, lines = run(cases, sections=runner.SECTIONS)
+    assert status == 0 and lines[-1] == "3 passed, 0 failed"
 
 
-def test_cli_exit_status_filters_and_bundled_default(cases, capsys):
+def test_cli_exit_status_and_filters(cases, capsys):
     assert main(["conformance", str(cases)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed, 1 not checked"
+    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed"
     assert main(["conformance", str(cases), "--category", "update", "-k", "preference"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
     assert main(["conformance", str(cases / "nope")]) == 2
 
 
-def test_cli_runs_the_bundled_cases_without_dir(capsys):
-    revisions = sum(1 for p in conformance.BUNDLED_CASES.glob("*.json")
-                    if json.loads(p.read_text())["category"] == "revision")
-    assert main(["conformance", "--category", "revision"]) == 0  # no DIR: the bundled public cases
-    assert capsys.readouterr().out.splitlines()[-1] == f"{revisions} passed, 0 failed"
+def test_cli_needs_a_directory(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["conformance"])
+    assert exc.value.code == 2 and "DIR" in capsys.readouterr().err

@@ -251,9 +251,9 @@ def configuration_page() -> str:
 
 
 def openapi_document() -> dict[str, Any]:
+    from instancetype_webhook.admission.context import ReviewContext
     from instancetype_webhook.kubevirt.source import Source
     from instancetype_webhook.server.app import Webhook, create_api
-    from instancetype_webhook.server.context import ReviewContext
 
     source: Source = None  # type: ignore[assignment]  # building the routes reads no reference object
     return create_api(Webhook(ReviewContext(source=source))).openapi()

@@ -1,4 +1,4 @@
-"""`instancetype-webhook conformance [DIR] [-k SUBSTRING] [--category CAT] [-v]`: run upstream's conformance cases.
+"""`instancetype-webhook conformance DIR [-k SUBSTRING] [--category CAT] [-v]`: run upstream's conformance cases.
 
 Checks every member of each case (expectedInfer, expectedMutate, expected, expectedValidate.instancetype,
 domxml.expected, domxml.fromVm, expectedLiveUpdate). Prints one line per failing case with its first
@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from instancetype_webhook import conformance
+from instancetype_webhook.conformance import runner
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,9 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run conformance case files (upstream KubeVirt's answers) through the library",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
-    parser.add_argument("directory", metavar="DIR", nargs="?",
-                        help="directory of <case>.json files (default: the public cases bundled in a source "
-                             "checkout, tests/data/shared/conformance)")
+    parser.add_argument("directory", metavar="DIR",
+                        help="directory of <case>.json files (in a source checkout, the public cases are "
+                             "tests/data/shared/conformance)")
     parser.add_argument("-k", dest="substring", metavar="SUBSTRING", help="only cases whose name contains SUBSTRING")
     parser.add_argument("--category", metavar="CAT", help="only cases of category CAT (e.g. infer, update, arch)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
@@ -33,13 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
-    directory = args.directory or conformance.BUNDLED_CASES
-    if args.directory is None and not conformance.BUNDLED_CASES.is_dir():
-        err.write("error: no DIR given and no bundled cases (tests/data/shared/conformance exists only in a "
-                  "source checkout); give a directory of case files\n")
-        return 2
     try:
-        return conformance.run(directory, out, substring=args.substring, verbose=args.verbose,
+        return runner.run(args.directory, out, substring=args.substring, verbose=args.verbose,
                                category=args.category)
     except NotADirectoryError as exc:
         err.write(f"error: {exc}\n")

@@ -89,8 +89,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
 def stored_by_webhook(vm: dict[str, Any], source: Any, settings: Any, err: TextIO) -> dict[str, Any] | None:
     """The VM as /mutate under `expandAll` stores it (with provenance and its imprint, what `resize` needs),
     or None after printing the refusal."""
-    from instancetype_webhook.server.context import ReviewContext
-    from instancetype_webhook.server.mutate import answer_vm
+    from instancetype_webhook.admission.context import ReviewContext
+    from instancetype_webhook.admission.mutate import answer_vm
 
     namespace = (vm.get("metadata") or {}).get("namespace") or "default"
     answer = answer_vm(vm, None, "CREATE", namespace,

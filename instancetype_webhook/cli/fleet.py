@@ -77,7 +77,7 @@ def progress_for(args: argparse.Namespace, label: str) -> Any:
 def with_progress(args: argparse.Namespace, label: str, session: Any, work: Callable[[Any, Any], T],
                   error_prefix: str) -> T | None:
     """`work(total, tick)` under the progress bar, then the session closed; a cluster error is printed (None)."""
-    from instancetype_webhook.fleet.kube import KubeError
+    from instancetype_webhook.sources.kube import KubeError
 
     bar = progress_for(args, label)
     try:

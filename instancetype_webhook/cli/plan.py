@@ -31,6 +31,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from instancetype_webhook.admission.policy import Policy
 from instancetype_webhook.cli.inputs import InputError, build_source, read_inputs
 from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt
 from instancetype_webhook.kubevirt.liveupdate import Plan, Started, StartError, plan_update, start_vm
@@ -173,7 +174,7 @@ def _check_same_vm(vm: dict[str, Any], new_vm: dict[str, Any]) -> None:
 
 
 def _from_cluster(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
-    from instancetype_webhook.fleet.kube import VMClient
+    from instancetype_webhook.sources.kube import VMClient
     from instancetype_webhook.sources.running import RunningError, read_running
 
     try:
@@ -200,18 +201,19 @@ def _from_cluster(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Cl
     return started, new_vm, settings, running.notes
 
 
-def _under_policy(policy: str, started: Started, new_vm: dict[str, Any], settings: ClusterSettings) -> dict[str, Any]:
+def _under_policy(policy: Policy, started: Started, new_vm: dict[str, Any],
+                  settings: ClusterSettings) -> dict[str, Any]:
     """Under expand/expandAll, the VM this webhook's /mutate would store for the UPDATE (flat)."""
     if policy == "reference":
         return new_vm
     return _stored_by_webhook(policy, new_vm, started.stored_vm, started.source, settings)
 
 
-def _stored_by_webhook(policy: str, vm: dict[str, Any], old_vm: dict[str, Any] | None, source: Source,
+def _stored_by_webhook(policy: Policy, vm: dict[str, Any], old_vm: dict[str, Any] | None, source: Source,
                        settings: ClusterSettings) -> dict[str, Any]:
     """The VM this webhook's /mutate stores for a CREATE (`old_vm` None) or an UPDATE under `policy`."""
-    from instancetype_webhook.server.context import ReviewContext
-    from instancetype_webhook.server.mutate import answer_vm
+    from instancetype_webhook.admission.context import ReviewContext
+    from instancetype_webhook.admission.mutate import answer_vm
 
     namespace = str((vm.get("metadata") or {}).get("namespace") or "default")
     ctx = ReviewContext(source=source, policy=policy, cluster=settings)

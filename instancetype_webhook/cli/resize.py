@@ -41,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    from instancetype_webhook.server.context import ReviewContext
-    from instancetype_webhook.server.resize import resize_named
+    from instancetype_webhook.admission.context import ReviewContext
+    from instancetype_webhook.admission.resize import resize_named
 
     out, err = stdout or sys.stdout, stderr or sys.stderr
     if not (args.instancetype or args.preference) or "" in (args.instancetype, args.preference):

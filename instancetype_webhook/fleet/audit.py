@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.fleet.finding import Finding, assess
-from instancetype_webhook.fleet.kube import VMClient
 from instancetype_webhook.fleet.selection import Shard, select
-from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.sources.kube import VMClient
 
 
 def audit(client: VMClient, ctx: ReviewContext, namespace: str | None, shard: Shard | None = None,

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from instancetype_webhook.fleet.kube import Conflict, KubeError, VMClient
+from instancetype_webhook.sources.kube import Conflict, KubeError, VMClient
 
 CONTROLLER = "instancetype-webhook.kubevirt.io/sweep"
 SERIES_WINDOW = timedelta(minutes=6)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from instancetype_webhook.server.context import ReviewContext
-from instancetype_webhook.server.mutate import VMAnswer, answer_vm
-from instancetype_webhook.server.policy import has_matcher
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.mutate import VMAnswer, answer_vm
+from instancetype_webhook.admission.policy import has_matcher
 
 ACTIONS = ("flatten", "refuse", "skip", "unresolved", "unchanged")
 

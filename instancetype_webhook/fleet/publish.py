@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from instancetype_webhook.fleet.kube import Conflict, KubeError, VMClient
 from instancetype_webhook.fleet.policyreport import MANAGED_BY, SOURCE, ReportAPI
+from instancetype_webhook.sources.kube import Conflict, KubeError, VMClient
 
 ATTEMPTS = 4
 

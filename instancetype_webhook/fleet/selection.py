@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from instancetype_webhook.fleet.kube import Expired, VMClient
+from instancetype_webhook.sources.kube import Expired, VMClient
 
 JOB_INDEX = "JOB_COMPLETION_INDEX"
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from instancetype_webhook.fleet.kube import VMClient
-from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.server.settings import ServerSettings
+from instancetype_webhook.sources.kube import VMClient
 
 
 class SessionError(RuntimeError):

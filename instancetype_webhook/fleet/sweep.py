@@ -18,10 +18,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.fleet.finding import Finding, assess
-from instancetype_webhook.fleet.kube import Conflict, KubeError, VMClient
 from instancetype_webhook.fleet.selection import Shard, select
-from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.sources.kube import Conflict, KubeError, VMClient
 
 IGNORED_BY_SERVER = ("resourceVersion", "generation", "managedFields")
 RETRYABLE = (0, 429, 500, 502, 503, 504)  # 0: no answer (connection refused, timeout)

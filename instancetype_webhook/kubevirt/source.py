@@ -34,6 +34,15 @@ class KindNotServed(LookupError):
     """
 
 
+class SourceUnavailable(RuntimeError):
+    """A live source (the API server behind it) could not answer a lookup in time; `admission_message` is
+    shown to the client. Raised by the sources, caught by whoever can answer without the object."""
+
+    @property
+    def admission_message(self) -> str:
+        return f"reference lookup failed: {self}"
+
+
 class CacheMiss(BaseException):
     """A source answering from its cache only (e.g. `ClusterSource.cache_only()`) was asked for something
     it would have to fetch. A BaseException, so that no `except Exception` on the way turns it into an

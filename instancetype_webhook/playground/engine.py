@@ -1,8 +1,8 @@
 """One playground run: the editor's text and the page's choices in, everything the page shows out.
 
 The VM goes through the webhook's own handlers, as the API server would send it: /mutate's handler
-(`instancetype_webhook.server.mutate.mutate`) on the review, its JSONPatch applied (the VM as stored), then /validate's
-handler on the stored VM; the domain XML and the resize preview are /preview's (`instancetype_webhook.server.app`).
+(`admission.mutate.mutate`) on the review, its JSONPatch applied (the VM as stored), then /validate's
+handler on the stored VM; the domain XML and the resize preview are /preview's (`admission.preview`).
 Nothing is written anywhere: the review is a dry run and the answers are only shown.
 """
 from __future__ import annotations
@@ -10,16 +10,16 @@ from __future__ import annotations
 import base64
 import copy
 import dataclasses
-from typing import Any
+from typing import Any, Literal
 
 import jsonpatch
 import orjson
 
+from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission.context import ReviewContext, namespace_of, with_namespace
+from instancetype_webhook.admission.policy import POLICIES, Policy, effective_policy, has_matcher, is_policy
 from instancetype_webhook.playground.sidebyside import changed_lines, rows
 from instancetype_webhook.playground.yamlpos import Parsed, Path, YAMLProblem, dump, locate, parse
-from instancetype_webhook.server import review as rv
-from instancetype_webhook.server.context import ReviewContext, namespace_of, with_namespace
-from instancetype_webhook.server.policy import POLICIES, effective_policy, has_matcher
 
 VM_KIND = {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"}
 VM_RESOURCE = {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"}
@@ -37,7 +37,7 @@ class PlaygroundError(ValueError):
 class Choices:
     """What the page picked besides the text: a policy, matchers to set, a size to resize the stored VM to."""
 
-    policy: str = ""
+    policy: Policy | Literal[""] = ""
     instancetype: str = ""
     preference: str = ""
     resize_instancetype: str = ""
@@ -53,9 +53,10 @@ class Choices:
             if not isinstance(value, str) or len(value) > 253 + 64:
                 raise PlaygroundError(f"{name} must be a short string")
             values[name] = value.strip()
-        if values["policy"] and values["policy"] not in POLICIES:
+        policy = values.pop("policy")
+        if policy and not is_policy(policy):
             raise PlaygroundError(f"policy must be one of {', '.join(POLICIES)}")
-        return cls(**values)
+        return cls(policy=policy if is_policy(policy) else "", **values)
 
 
 def matcher(value: str, which: str) -> dict[str, str]:
@@ -153,8 +154,8 @@ def run(text: str, choices: Choices, ctx: ReviewContext, max_depth: int = 200) -
 
 
 def examine(review: rv.Review, parsed: Parsed, prefix: Path, choices: Choices, ctx: ReviewContext) -> dict[str, Any]:
-    from instancetype_webhook.server.mutate import mutate
-    from instancetype_webhook.server.validate import validate
+    from instancetype_webhook.admission.mutate import mutate
+    from instancetype_webhook.admission.validate import validate
 
     request = review["request"]
     vm: dict[str, Any] = request["object"]  # type: ignore[assignment]
@@ -202,7 +203,7 @@ def patch_lines(patch: list[dict[str, Any]], sent: str, stored: str) -> list[dic
 
 def domain(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, Any]:
     """/preview's domain XML of the stored VM."""
-    from instancetype_webhook.server.app import domain_xml
+    from instancetype_webhook.admission.preview import domain_xml
 
     return domain_xml(with_namespace(vm, namespace), namespace, ctx)
 
@@ -210,7 +211,7 @@ def domain(vm: dict[str, Any], namespace: str, ctx: ReviewContext) -> dict[str, 
 def resize(stored: dict[str, Any], stored_yaml: str, namespace: str, choices: Choices,
            ctx: ReviewContext) -> dict[str, Any]:
     """/preview's resize of the stored VM: the VM an UPDATE naming the new size would store."""
-    from instancetype_webhook.server.app import preview
+    from instancetype_webhook.admission.preview import preview
 
     if has_matcher(stored.get("spec") or {}):
         return {"allowed": False, "message": "the stored VM keeps its references (policy reference, or an UPDATE "

@@ -11,18 +11,26 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
 from instancetype_webhook.playground.engine import Choices, PlaygroundError, run
 
-if TYPE_CHECKING:
-    from instancetype_webhook.server.app import Webhook
+
+class Host(Protocol):
+    """What the playground needs of the server it is mounted on (server.asgi.Webhook)."""
+
+    ctx: ReviewContext
+    max_body_bytes: int
+    max_json_depth: int
+    deadline: float
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -93,10 +101,8 @@ def _json(status: int, value: Any) -> Response:
     return page(status, orjson.dumps(value), JSON)
 
 
-def add_playground(app: FastAPI, hook: Webhook, samples: list[Sample], where: str) -> None:
+def add_playground(app: FastAPI, hook: Host, samples: list[Sample], where: str) -> None:
     """Mount the playground on `app`: `samples` one click away, `where` names the reference source."""
-    from instancetype_webhook.server.app import BodyTooLarge, read_body
-
     folder = resources.files("instancetype_webhook.playground") / "static"
     assets = {name: (folder / name).read_bytes() for name in STATIC}
     index = (folder / "index.html").read_bytes()
@@ -124,9 +130,11 @@ def add_playground(app: FastAPI, hook: Webhook, samples: list[Sample], where: st
     @app.post("/playground/api/run", response_class=Response, include_in_schema=False)
     async def playground_run(request: Request) -> Response:
         try:
-            body = await read_body(request, hook.max_body_bytes)
+            body = await read_body(request.scope, request.receive, hook.max_body_bytes)
         except BodyTooLarge:
             return _json(413, {"ok": False, "error": f"request body larger than {hook.max_body_bytes} bytes"})
+        except ClientGone:
+            return _json(400, {"ok": False, "error": "the client left before sending the whole body"})
         try:
             doc = orjson.loads(body)
             if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):

@@ -1,13 +1,11 @@
-"""The ASGI app uvicorn runs, and the review path it answers /mutate and /validate on, with no framework.
+"""The one door of a review: the ASGI app uvicorn runs answers POST /mutate and /validate itself, with no framework.
 
-POST /mutate and /validate: the body read from the ASGI messages (capped), decoded once with orjson,
-answered by the handler (inline, or in a worker thread under the review deadline when the reference source
-may call a remote API), counted, logged and sent as bytes. `review_now` is that answer without awaiting
-anything (or a Deferred that `review_later` completes in a worker thread): the HTTP protocol
-(instancetype_webhook.server.transport) calls it straight from the parser for a review, uvicorn's ASGI cycle is the way
-for everything else and for what the protocol hands on (see there). Everything else goes to the FastAPI app
-(server.app), which also declares the two endpoints for the OpenAPI document. This module is part of
-the compiled build (compiled.py); the FastAPI wiring is not (FastAPI reads its endpoints' signatures).
+The body is read from the ASGI messages under the cap (instancetype_webhook.httpbody), decoded once with orjson
+(admission.review), decided by the admission layer's handler (inline when the reference source's caches answer
+everything, else in a worker thread under the review deadline), counted, logged and sent as bytes. Everything
+else (preview, health, the OpenAPI document, the playground, 404/405) goes to the FastAPI app (server.app). This
+module is part of the compiled build (compiled.py); the FastAPI wiring is not (FastAPI reads its endpoints'
+signatures).
 """
 from __future__ import annotations
 
@@ -21,21 +19,20 @@ from typing import Any
 import orjson
 from starlette.concurrency import run_in_threadpool
 
+from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission.context import Outcome, ReviewContext
+from instancetype_webhook.admission.mutate import mutate
+from instancetype_webhook.admission.validate import validate
+from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.source import CacheMiss
-from instancetype_webhook.server import review as rv
-from instancetype_webhook.server.context import Outcome, ReviewContext
 from instancetype_webhook.server.metrics import Metrics
-from instancetype_webhook.server.mutate import mutate
 from instancetype_webhook.server.reviewlog import log_review, review_line
-from instancetype_webhook.server.validate import validate
 
 log = logging.getLogger("instancetype_webhook.server")
 Handler = Callable[[rv.Review, ReviewContext], Outcome]
-
-
-class BodyTooLarge(Exception):
-    pass
+# The reviews this door answers: path -> (endpoint name for metrics and logs, the admission layer's decision)
+REVIEWS: dict[str, tuple[str, Handler]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
 
 
 @dataclass
@@ -75,66 +72,31 @@ def _crashed(review: rv.Review, kind: str, exc: BaseException) -> Outcome:
     return Outcome(False, rv.response(review, rv.deny(message, 500)), kind, "error")
 
 
-@dataclass
-class Deferred:
-    """A parsed review whose handler needs a worker thread (a reference the caches do not hold): what
-    `review_now` hands on to `review_later`."""
+async def review_answer(read: Callable[[], Awaitable[bytes]], hook: Webhook, endpoint: str,
+                        handler: Handler) -> tuple[int, bytes]:
+    """(HTTP status, JSON bytes) for one review; `read()` reads the request body (BodyTooLarge past the cap).
 
-    review: rv.Review
-    start: float
-
-
-def review_now(body: bytes | None, hook: Webhook, endpoint: str, handler: Handler,
-               start: float | None = None) -> tuple[int, bytes] | Deferred:
-    """(HTTP status, JSON bytes) for one review, answered on this thread; `body` None: it was larger than
-    the cap. A Deferred when the handler must run in a worker thread: `review_later` answers it."""
-    start = time.perf_counter() if start is None else start
+    The handler runs inline when the source's caches answer everything it looks up (the common case), else
+    in a worker thread under the review deadline."""
+    start = time.perf_counter()
     metrics = hook.metrics
     metrics.in_flight += 1
-    deferred = False
     try:
-        if body is None:
+        try:
+            body = await read()
+        except BodyTooLarge:
             return _reject(hook, endpoint, start, 413, f"request body larger than {hook.max_body_bytes} bytes")
         try:
             review = rv.parse_review(body, hook.max_json_depth)
         except rv.ReviewError as exc:
             return _reject(hook, endpoint, start, 400, str(exc), exc.field)
         try:
-            outcome = handler(review, hook.ctx) if not hook.offload else _from_caches(handler, review, hook)
-        except Exception as failure:  # a bug must still answer the API server, with a reason
-            outcome = _failed(review, hook, endpoint, failure)
-        if outcome is None:
-            deferred = True
-            return Deferred(review, start)
-        return _answered(review, hook, endpoint, outcome, start)
-    finally:
-        if not deferred:
-            metrics.in_flight -= 1
-
-
-async def review_later(deferred: Deferred, hook: Webhook, endpoint: str, handler: Handler) -> tuple[int, bytes]:
-    """The answer to a Deferred review: its handler in a worker thread, under the review deadline."""
-    review = deferred.review
-    try:
-        try:
-            outcome = await _in_thread(handler, review, hook)
+            outcome = await offloaded(handler, review, hook) if hook.offload else handler(review, hook.ctx)
         except Exception as failure:  # the deadline (TimeoutError), an unavailable API server, or a bug
             outcome = _failed(review, hook, endpoint, failure)
-        return _answered(review, hook, endpoint, outcome, deferred.start)
+        return _answered(review, hook, endpoint, outcome, start)
     finally:
-        hook.metrics.in_flight -= 1
-
-
-async def review_answer(body: Callable[[], Awaitable[bytes]], hook: Webhook, endpoint: str,
-                        handler: Handler) -> tuple[int, bytes]:
-    """(HTTP status, JSON bytes) for one review; `body()` reads the request body (BodyTooLarge past the cap)."""
-    start = time.perf_counter()
-    try:
-        data: bytes | None = await body()
-    except BodyTooLarge:
-        data = None
-    now = review_now(data, hook, endpoint, handler, start)
-    return await review_later(now, hook, endpoint, handler) if isinstance(now, Deferred) else now
+        metrics.in_flight -= 1
 
 
 def _failed(review: rv.Review, hook: Webhook, endpoint: str, failure: Exception) -> Outcome:
@@ -199,54 +161,26 @@ def _reject(hook: Webhook, endpoint: str, start: float, status: int, message: st
     return status, orjson.dumps({"error": message, "field": field})
 
 
-class ClientGone(Exception):
-    """The client disconnected before sending the whole body."""
-
-
-async def asgi_body(scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]], cap: int) -> bytes:
-    """The request body straight from ASGI messages; BodyTooLarge as soon as it passes `cap`."""
-    for name, value in scope.get("headers") or ():
-        if name == b"content-length" and value.isdigit() and int(value) > cap:
-            raise BodyTooLarge
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone
-        chunk = message.get("body", b"")
-        if chunk:
-            size += len(chunk)
-            if size > cap:
-                raise BodyTooLarge
-            chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
 class AdmissionApp:
     """The ASGI app uvicorn runs: POST /mutate and /validate are answered here directly, with no
     routing, Request object or dependency machinery (the framework costs about twice our own work per
-    review); everything else (preview, health, OpenAPI, 404/405) goes to the FastAPI app, which also
-    declares /mutate and /validate so the OpenAPI document describes them. Attribute access (state,
-    openapi(), routes) is forwarded to the FastAPI app."""
+    review); everything else goes to the FastAPI app, whose OpenAPI document also describes /mutate and
+    /validate. Attribute access (state, openapi(), routes) is forwarded to the FastAPI app."""
 
     def __init__(self, api: Any, hook: Webhook):  # api: the FastAPI app (instancetype_webhook.server.app.create_api)
         self.api, self.hook = api, hook
-        self.fast: dict[str, tuple[str, Handler]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
-        # the same routes by raw request path, for the HTTP protocol's direct answers
-        # (instancetype_webhook.server.transport)
-        self.direct: dict[bytes, tuple[str, Handler]] = {path.encode(): route for path, route in self.fast.items()}
+        self.reviews: dict[str, tuple[str, Handler]] = REVIEWS
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.api, name)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        route = self.fast.get(scope.get("path", "")) if scope["type"] == "http" and scope["method"] == "POST" else None
+        post = scope["type"] == "http" and scope["method"] == "POST"
+        route = self.reviews.get(scope.get("path", "")) if post else None
         if route is None:
             return await self.api(scope, receive, send)
         try:
-            status, body = await review_answer(lambda: asgi_body(scope, receive, self.hook.max_body_bytes),
+            status, body = await review_answer(lambda: read_body(scope, receive, self.hook.max_body_bytes),
                                                self.hook, *route)
         except ClientGone:
             return

@@ -47,6 +47,7 @@ from instancetype_webhook.kubevirt.source import (
     INSTANCETYPE,
     PREFERENCE,
     CacheMiss,
+    SourceUnavailable,
 )
 from instancetype_webhook.sources.cluster_config import ClusterConfiguration
 from instancetype_webhook.sources.compact import compact
@@ -69,14 +70,6 @@ KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL = "kubevirt.io", "v1", "kubevi
 REVISION = "ControllerRevision"
 OPTIONAL = (NAMESPACE, KUBEVIRT, REVISION)  # a cluster may lack these (or the RBAC to read them): the informer stops
 Key = tuple[str, str]  # (namespace or "", name)
-
-
-class SourceUnavailable(RuntimeError):
-    """The API server could not answer a lookup in time; `admission_message` is shown to the client."""
-
-    @property
-    def admission_message(self) -> str:
-        return f"reference lookup failed: {self}"
 
 
 class Gone(Exception):

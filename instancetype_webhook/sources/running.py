@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from instancetype_webhook.fleet.kube import KubeError, VMClient
 from instancetype_webhook.kubevirt.find import INSTANCETYPE_FAMILY, PREFERENCE_FAMILY, RESOURCES
 from instancetype_webhook.kubevirt.source import CLUSTER_SCOPED
+from instancetype_webhook.sources.kube import KubeError, VMClient
 
 START_REVISION_PREFIX = "revision-start-vm-"
 _FAMILIES = ((INSTANCETYPE_FAMILY, "instancetype"), (PREFERENCE_FAMILY, "preference"))

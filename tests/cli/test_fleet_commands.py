@@ -8,9 +8,9 @@ import time
 import pytest
 import yaml
 
+from instancetype_webhook.admission.policy import POLICY_KEY
 from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.sweep import RateLimiter
-from instancetype_webhook.server.policy import POLICY_KEY
 from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.sources.fake_apiserver import FakeAPIServer
 

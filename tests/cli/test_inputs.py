@@ -13,9 +13,10 @@ import json
 import pytest
 import yaml
 
-from instancetype_webhook import conformance
 from instancetype_webhook.cli import main
 from instancetype_webhook.cli.inputs import InputError, MutationDenied, read_request
+from instancetype_webhook.conformance import cases as inputs
+from instancetype_webhook.conformance import compare, engine
 from tests.shared_data import CONFORMANCE, conformance_cases
 
 CASES = conformance_cases()
@@ -36,14 +37,14 @@ def kubevirt(configuration: dict) -> dict:
 def write_case(tmp_path, c: dict) -> list[str]:
     """The case's inputs as files: the VM and every listed object (and the KubeVirt CR), --old, no catalogue."""
     docs = [c["input"]["vm"]]
-    for key, kind in conformance.INPUT_KINDS.items():
+    for key, kind in inputs.INPUT_KINDS.items():
         docs += [{**obj, "kind": obj.get("kind") or kind} for obj in c["input"].get(key) or []]
     if "kubevirtConfiguration" in c["input"]:
         docs.append(kubevirt(c["input"]["kubevirtConfiguration"]))
     (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs))
     (tmp_path / "empty").mkdir(exist_ok=True)
     argv = ["-f", str(tmp_path / "in.yaml"), "--catalog", str(tmp_path / "empty")]
-    if conformance.case_old_vm(c) is not None:
+    if inputs.case_old_vm(c) is not None:
         (tmp_path / "old.yaml").write_text(yaml.safe_dump(c["input"]["oldVm"]))
         argv += ["--old", str(tmp_path / "old.yaml")]
     return argv
@@ -69,11 +70,11 @@ def with_mutator(c: dict) -> dict:
 
 @pytest.mark.parametrize("c", CASES, ids=[c["name"] for c in CASES])
 def test_expand_answers_what_the_library_answers(tmp_path, c):
-    answer = conformance.expand_answer(with_mutator(c))
+    answer = engine.expand_answer(with_mutator(c))
     code, out, err = cli(["expand", "-o", "json", *write_case(tmp_path, c)])
     if "vm" in answer:
         assert code == 0, err
-        assert conformance.first_difference(json.loads(out), answer["vm"]) is None
+        assert compare.first_difference(json.loads(out), answer["vm"]) is None
     else:
         assert code == 1 and out == ""
         assert answer["error"] in err
@@ -81,7 +82,7 @@ def test_expand_answers_what_the_library_answers(tmp_path, c):
 
 @pytest.mark.parametrize("c", CASES, ids=[c["name"] for c in CASES])
 def test_validate_answers_what_the_library_answers(tmp_path, c):
-    answer = conformance.validate_answer(with_mutator(c))
+    answer = engine.validate_answer(with_mutator(c))
     code, out, _ = cli(["validate", "-o", "json", *write_case(tmp_path, c)])
     ours = json.loads(out)
     assert code == (0 if answer["allowed"] else 1)
@@ -161,10 +162,10 @@ def test_kubevirt_object_is_the_cluster_configuration(tmp_path):
     c = case("cluster-config.arch.default-arm64.common-fedora")
     argv = write_case(tmp_path, c)
     request = read_request([argv[1]], None, argv[3])
-    library = conformance.case_settings(c["input"])
+    library = inputs.case_settings(c["input"])
     assert ((request.settings.configuration, request.settings.machine_type)
             == (library.configuration, library.machine_type))
-    assert request.settings.architecture == "arm64" and conformance.case_settings({}).architecture == "amd64"
+    assert request.settings.architecture == "arm64" and inputs.case_settings({}).architecture == "amd64"
 
 
 def test_mutate_raises_denied_and_input_errors(tmp_path):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from instancetype_webhook.cli import main
-from instancetype_webhook.server.policy import PROVENANCE_KEY
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "web", "namespace": "apps"},
@@ -110,8 +110,8 @@ def test_kind_and_name(value: str, expected: dict) -> None:
 
 
 def test_expand_provenance_is_what_the_webhook_stores(tmp_path: Path) -> None:
-    from instancetype_webhook.server.context import ReviewContext
-    from instancetype_webhook.server.mutate import answer_vm
+    from instancetype_webhook.admission.context import ReviewContext
+    from instancetype_webhook.admission.mutate import answer_vm
     from instancetype_webhook.sources.catalog import load_catalog
 
     answer = answer_vm(VM, None, "CREATE", "apps", ReviewContext(source=load_catalog(None), policy="expand"))

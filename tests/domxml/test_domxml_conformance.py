@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
+from instancetype_webhook.conformance.domxml import check_expected, check_from_vm, started_vmi
 from instancetype_webhook.domxml import render_domain
-from instancetype_webhook.domxml.conformance import check_expected, check_from_vm, started_vmi
 from tests.shared_data import conformance_cases
 
 CASES = [case for case in conformance_cases() if "domxml" in case]

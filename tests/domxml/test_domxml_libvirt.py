@@ -31,8 +31,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from instancetype_webhook.conformance.domxml import render_member, started_vmi
 from instancetype_webhook.domxml import DomainError, render_domain, vmi_from_vm
-from instancetype_webhook.domxml.conformance import render_member, started_vmi
 from instancetype_webhook.domxml.stored import render_stored_vm
 from instancetype_webhook.kubevirt.source import CLUSTER_PREFERENCE
 from instancetype_webhook.sources.catalog import load_catalog

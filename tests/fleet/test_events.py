@@ -15,7 +15,7 @@ import pytest
 from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.events import CONTROLLER, Recorder, build, continued, micro_time
 from instancetype_webhook.fleet.finding import Finding
-from instancetype_webhook.fleet.kube import VMClient
+from instancetype_webhook.sources.kube import VMClient
 from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.sources.fake_apiserver import FakeAPIServer
 from tests.sources.fake_schema import event_errors

@@ -1,9 +1,9 @@
 """instancetype_webhook.fleet.finding: one stored VM judged by /mutate's own function, offline (bundled catalogue)."""
 from __future__ import annotations
 
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.policy import POLICY_KEY
 from instancetype_webhook.fleet.finding import assess
-from instancetype_webhook.server.context import ReviewContext
-from instancetype_webhook.server.policy import POLICY_KEY
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.fleet.fleet_cluster import vm
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from instancetype_webhook.fleet.kube import VMClient
 from instancetype_webhook.fleet.selection import Shard, select
+from instancetype_webhook.sources.kube import VMClient
 from tests.fleet.fleet_cluster import vm
 from tests.sources.fake_apiserver import FakeAPIServer
 

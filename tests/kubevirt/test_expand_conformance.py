@@ -7,7 +7,8 @@ import copy
 
 import pytest
 
-from instancetype_webhook.conformance import check_expand, goes_through_mutator
+from instancetype_webhook.conformance.cases import goes_through_mutator
+from instancetype_webhook.conformance.engine import check_expand
 from tests.conftest import CONFORMANCE, conformance_cases
 from tests.kubevirt.conformance_io import expand_outcome, outcome_difference
 

@@ -6,7 +6,9 @@ import copy
 
 import pytest
 
-from instancetype_webhook.conformance import case_settings, case_source, first_difference, verdict_answer
+from instancetype_webhook.conformance.cases import case_settings, case_source
+from instancetype_webhook.conformance.compare import first_difference
+from instancetype_webhook.conformance.engine import verdict_answer
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import expand
 from instancetype_webhook.kubevirt.mutator import mutate_vm

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from instancetype_webhook.conformance import case_source as source_for
+from instancetype_webhook.conformance.cases import case_source as source_for
 from instancetype_webhook.kubevirt.configuration import settings_from_configuration
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from tests.shared_data import conformance_cases

@@ -17,7 +17,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 import instancetype_webhook.kubevirt.review as onepass
-from instancetype_webhook.conformance import case_settings, case_source, case_vm
+from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
 from instancetype_webhook.kubevirt.review import Checked, check_and_expand, two_calls
 from tests.conftest import conformance_cases
 

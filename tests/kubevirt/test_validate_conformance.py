@@ -2,7 +2,7 @@
 the case has `expectedInfer`/`expectedMutate`)."""
 import pytest
 
-from instancetype_webhook.conformance import check_validate
+from instancetype_webhook.conformance.engine import check_validate
 from tests.conftest import CONFORMANCE, conformance_cases
 
 CASES = conformance_cases()

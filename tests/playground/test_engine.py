@@ -10,10 +10,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.playground.engine import Choices, PlaygroundError, matcher, run
 from instancetype_webhook.playground.routes import bundled_samples
 from instancetype_webhook.playground.yamlpos import dump
-from instancetype_webhook.server.context import ReviewContext
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.shared_data import ROOT
 

@@ -18,12 +18,12 @@ import orjson
 import pytest
 from hypothesis import given
 
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.stored import flatten
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import find_specs
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.patch import make_patch
-from instancetype_webhook.server.context import ReviewContext
-from instancetype_webhook.server.mutate import flatten
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.conftest import conformance_cases
 from tests.reliability import strategies as S

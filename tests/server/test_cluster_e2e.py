@@ -12,7 +12,7 @@ import httpx
 import jsonpatch
 import orjson
 
-from instancetype_webhook.server.policy import POLICY_KEY
+from instancetype_webhook.admission.policy import POLICY_KEY
 from tests.server.harness import review, serve
 from tests.sources.fake_apiserver import FakeAPIServer
 

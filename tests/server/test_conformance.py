@@ -26,7 +26,7 @@ import jsonpatch
 import orjson
 import pytest
 
-from instancetype_webhook.server.policy import PROVENANCE_KEY
+from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from tests.conftest import conformance_cases
 from tests.server.harness import review, serve
 
@@ -114,7 +114,7 @@ def _stage_answer(case: dict) -> dict | None:
 
 def _staged_vm(case: dict) -> dict:
     """The VM the API server hands to /validate: as the mutating webhook's instancetype stage leaves it."""
-    from instancetype_webhook.conformance import case_settings, case_source
+    from instancetype_webhook.conformance.cases import case_settings, case_source
     from instancetype_webhook.kubevirt.mutator import mutate_vm
 
     vm = case["input"]["vm"]

@@ -19,8 +19,8 @@ import httpx
 import jsonpatch
 import pytest
 
+from instancetype_webhook.admission.policy import POLICY_KEY, PROVENANCE_KEY
 from instancetype_webhook.catalog import CATALOG_DIR
-from instancetype_webhook.server.policy import POLICY_KEY, PROVENANCE_KEY
 from tests.server.harness import review, serve
 from tests.server.test_server import post
 from tests.shared_data import SHARED

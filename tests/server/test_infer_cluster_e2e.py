@@ -18,7 +18,7 @@ import httpx
 import pytest
 import yaml
 
-from instancetype_webhook.server.policy import PROVENANCE_KEY
+from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from tests.server.harness import Server, add_catalog, webhook_for
 from tests.shared_data import SHARED
 from tests.sources.fake_apiserver import FakeAPIServer

@@ -125,8 +125,8 @@ def test_a_vmi_not_read_in_time_is_said_not_guessed(tmp_path) -> None:
 
 
 def test_a_revision_not_read_in_time_is_said_too(tmp_path) -> None:
-    from instancetype_webhook.server.context import ReviewContext
-    from instancetype_webhook.server.liveupdate import live_update_warnings
+    from instancetype_webhook.admission.context import ReviewContext
+    from instancetype_webhook.admission.liveupdate import live_update_warnings
     from instancetype_webhook.sources.cluster import SourceUnavailable
 
     class Slow:  # a cluster source whose VMI answers but whose revisions time out

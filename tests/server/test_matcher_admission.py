@@ -12,7 +12,7 @@ import copy
 import httpx
 import pytest
 
-from instancetype_webhook.server.policy import POLICY_KEY
+from instancetype_webhook.admission.policy import POLICY_KEY
 from tests.server.harness import review, serve
 from tests.server.test_server import VM, patch_of, post
 

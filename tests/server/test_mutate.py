@@ -1,5 +1,4 @@
-"""instancetype_webhook/server/mutate.py stored_flat: the provenance annotation's operation, written directly when the
-flat
+"""admission/stored.py stored_flat: the provenance annotation's operation, written directly when the flat
 VM kept the VM's own metadata, is the one the general metadata patch gives; the whole patch applies."""
 from __future__ import annotations
 
@@ -8,11 +7,11 @@ import copy
 import jsonpatch
 import pytest
 
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.mutate import stored_flat
 from instancetype_webhook.kubevirt.expand import expand
 from instancetype_webhook.kubevirt.imprint import PROVENANCE_KEY, patch_and_imprint
 from instancetype_webhook.patch import make_patch
-from instancetype_webhook.server.context import ReviewContext
-from instancetype_webhook.server.mutate import stored_flat
 from instancetype_webhook.sources.catalog import load_catalog
 
 CTX = ReviewContext(source=load_catalog(None, default_namespace="apps"), policy="expand")

@@ -6,8 +6,8 @@ from typing import Any
 
 import jsonpatch
 
-from instancetype_webhook.server.context import ReviewContext
-from instancetype_webhook.server.mutate import answer_vm
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.mutate import answer_vm
 from instancetype_webhook.sources.catalog import load_catalog
 
 VM: dict[str, Any] = {

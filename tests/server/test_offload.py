@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from instancetype_webhook.server.app import Webhook, offloaded
-from instancetype_webhook.server.context import Outcome, ReviewContext
+from instancetype_webhook.admission.context import Outcome, ReviewContext
+from instancetype_webhook.server.asgi import Webhook, offloaded
 from tests.server.live_source import LiveSource
 
 

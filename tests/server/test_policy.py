@@ -1,10 +1,10 @@
-"""instancetype_webhook.server.policy: which policy applies and whether a review flattens (spec 4.5), pure functions."""
+"""admission.policy: which policy applies and whether a review flattens (spec 4.5), pure functions."""
 from __future__ import annotations
 
 import json
 
+from instancetype_webhook.admission.policy import POLICY_KEY, captured_revision, decide, provenance, with_annotation
 from instancetype_webhook.kubevirt.source import InMemorySource
-from instancetype_webhook.server.policy import POLICY_KEY, captured_revision, decide, provenance, with_annotation
 
 VM = {"metadata": {"name": "v", "namespace": "ns"}, "spec": {"instancetype": {"name": "u1.small"}, "template": {}}}
 CAPTURED = {"status": {"instancetypeRef": {"controllerRevisionRef": {"name": "v-u1.small-rev"}}}}

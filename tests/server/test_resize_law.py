@@ -17,10 +17,10 @@ from typing import Any
 import jsonpatch
 import pytest
 
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.mutate import answer_vm
+from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from instancetype_webhook.kubevirt.source import InMemorySource
-from instancetype_webhook.server.context import ReviewContext
-from instancetype_webhook.server.mutate import answer_vm
-from instancetype_webhook.server.policy import PROVENANCE_KEY
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kubevirt.conformance_io import OBJECT_KEYS
 from tests.shared_data import conformance_cases

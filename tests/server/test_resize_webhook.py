@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from instancetype_webhook.server.policy import PROVENANCE_KEY
+from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from tests.server.harness import Server, serve
 from tests.sources.fake_apiserver import FakeAPIServer
 

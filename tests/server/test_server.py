@@ -11,7 +11,7 @@ import jsonpatch
 import orjson
 import pytest
 
-from instancetype_webhook.server.policy import POLICY_KEY, PROVENANCE_KEY
+from instancetype_webhook.admission.policy import POLICY_KEY, PROVENANCE_KEY
 from tests.server.harness import Server, review, serve
 
 SECRET = "#cloud-config\npassword: hunter2-do-not-log\n"
@@ -239,8 +239,8 @@ def test_preview(client: httpx.Client):
     desktop["spec"]["preference"] = {"name": "rhel.9.desktop"}
     flat_xml = client.post("/preview", content=orjson.dumps(desktop)).json()["domainXML"]
     assert '<input type="tablet" bus="usb">' in flat_xml
+    from instancetype_webhook.admission.context import ReviewContext
     from instancetype_webhook.server.app import domain_xml
-    from instancetype_webhook.server.context import ReviewContext
     from instancetype_webhook.sources.catalog import load_catalog
 
     reference = domain_xml(desktop, "apps", ReviewContext(source=load_catalog(default_namespace="apps")))

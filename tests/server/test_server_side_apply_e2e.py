@@ -22,7 +22,7 @@ import httpx
 import pytest
 import yaml
 
-from instancetype_webhook.server.policy import PROVENANCE_KEY
+from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from tests.server.harness import Server, add_catalog, webhook_for
 from tests.sources.fake_apiserver import APPLY_PATCH, FakeAPIServer
 

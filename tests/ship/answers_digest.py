@@ -10,19 +10,13 @@ from __future__ import annotations
 import json
 import sys
 
-from instancetype_webhook.conformance import (
-    case_files,
-    case_old_vm,
-    case_settings,
-    case_source,
-    case_vm,
-    expand_answer,
-    validate_answer,
-)
-from instancetype_webhook.server.context import ReviewContext
-from instancetype_webhook.server.mutate import mutate
-from instancetype_webhook.server.review import parse_review
-from instancetype_webhook.server.validate import validate
+from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.mutate import mutate
+from instancetype_webhook.admission.review import parse_review
+from instancetype_webhook.admission.validate import validate
+from instancetype_webhook.conformance.cases import case_old_vm, case_settings, case_source, case_vm
+from instancetype_webhook.conformance.engine import expand_answer, validate_answer
+from instancetype_webhook.conformance.runner import case_files
 
 
 def review_body(case: dict) -> bytes:

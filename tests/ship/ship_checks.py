@@ -41,7 +41,7 @@ EXPECTED_RBAC = {
     ("cdi.kubevirt.io", "datavolumes", frozenset({"get"})),
     ("cdi.kubevirt.io", "datasources", frozenset({"get"})),
     ("snapshot.storage.k8s.io", "volumesnapshots", frozenset({"get"})),
-    # the live-update warnings: a running VM's VMI, read on demand (instancetype_webhook/server/liveupdate.py)
+    # the live-update warnings: a running VM's VMI, read on demand (instancetype_webhook/admission/liveupdate.py)
     ("kubevirt.io", "virtualmachineinstances", frozenset({"get"})),
 }
 

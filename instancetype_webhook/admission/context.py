@@ -1,13 +1,13 @@
-"""What a review handler needs, built once per server: the reference source, settings and policy."""
+"""What a review decision needs, built once per server (or per CLI run): the reference source, settings and policy."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from instancetype_webhook.admission.policy import NamespaceLabels, Policy
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
-from instancetype_webhook.server.policy import NamespaceLabels
 
 VM_GROUP, VM_KIND = "kubevirt.io", "VirtualMachine"
 INSTANCETYPE_GROUP = "instancetype.kubevirt.io"
@@ -16,15 +16,19 @@ INSTANCETYPE_GROUP = "instancetype.kubevirt.io"
 @dataclass
 class ReviewContext:
     source: Source
-    policy: str = "reference"
+    policy: Policy = "reference"
     cluster: ClusterSettings = DEFAULT_SETTINGS
     namespace_labels: NamespaceLabels | None = None
     provenance: bool = True
     vm_policy_overrides: bool = False  # honour the VM annotation instancetype-webhook.kubevirt.io/policy
     preserve_guest: bool = False  # flat VMs keep the devices virt-controller auto-attaches
                                   # (instancetype_webhook.kubevirt.guest)
-    resize_handwritten: bool = True  # resize hand-written flat VMs (instancetype_webhook/server/resize.py)
+    resize_handwritten: bool = True  # resize hand-written flat VMs (instancetype_webhook/admission/resize.py)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+# What became of a review (the log line's and the metrics' `outcome`); the server adds "deadline", "error"
+ReviewOutcome = Literal["allowed", "denied", "patched", "skipped", "deadline", "error"]
 
 
 @dataclass
@@ -34,9 +38,9 @@ class Outcome:
     allowed: bool
     body: bytes
     kind: str
-    outcome: str  # allowed | denied | patched | skipped
+    outcome: ReviewOutcome
     patch_ops: int = 0
-    policy: str = ""
+    policy: Policy | Literal[""] = ""
 
 
 def is_vm(gvk: Mapping[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""POST /validate: VM CREATE/UPDATE through the library's instancetype checks (spec 3.9), the four
+"""The validating decision: VM CREATE/UPDATE through the library's instancetype checks (spec 3.9), the four
 instance type and preference kinds through object admission (3.8), anything else allowed untouched.
 
 References that do not resolve are admitted, as upstream does (3.6), with the library's warning
@@ -6,16 +6,18 @@ naming them (at most 120 characters).
 """
 from __future__ import annotations
 
-from instancetype_webhook.kubevirt.causes import Verdict
-from instancetype_webhook.server import review as rv
-from instancetype_webhook.server.context import (
+from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission.context import (
     INSTANCETYPE_GROUP,
     Outcome,
     ReviewContext,
+    ReviewOutcome,
     is_vm,
     namespace_of,
     with_namespace,
 )
+from instancetype_webhook.kubevirt.admission import admit_object, validate_vm
+from instancetype_webhook.kubevirt.causes import Verdict
 
 REFERENCE_KINDS = frozenset({
     "VirtualMachineInstancetype", "VirtualMachineClusterInstancetype",
@@ -24,8 +26,6 @@ REFERENCE_KINDS = frozenset({
 
 
 def _verdict_for_vm(request: rv.AdmissionRequest, ctx: ReviewContext) -> Verdict:
-    from instancetype_webhook.kubevirt.admission import validate_vm
-
     vm = rv.subject(request)
     if type(vm.get("metadata")) is dict and vm["metadata"].get("deletionTimestamp"):
         return Verdict.allow()
@@ -38,14 +38,13 @@ def validate(review: rv.Review, ctx: ReviewContext) -> Outcome:
     gvk = request["kind"]
     kind = gvk.get("kind", "")
     operation = request["operation"]
+    outcome: ReviewOutcome
     if operation not in ("CREATE", "UPDATE"):
         verdict, outcome = Verdict.allow(), "skipped"
     elif is_vm(gvk):
         verdict = _verdict_for_vm(request, ctx)
         outcome = "allowed" if verdict.allowed else "denied"
     elif gvk.get("group") == INSTANCETYPE_GROUP and kind in REFERENCE_KINDS:
-        from instancetype_webhook.kubevirt.admission import admit_object
-
         verdict = admit_object(rv.subject(request), operation)
         outcome = "allowed" if verdict.allowed else "denied"
     else:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeGuard, get_args
 
 import orjson
 
@@ -33,7 +33,13 @@ from instancetype_webhook.kubevirt.imprint import (
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
 
 POLICY_KEY = "instancetype-webhook.kubevirt.io/policy"
-POLICIES = ("reference", "expand", "expandAll")
+Policy = Literal["reference", "expand", "expandAll"]
+POLICIES: tuple[Policy, ...] = get_args(Policy)
+Origin = Literal["server", "namespace", "annotation"]  # who chose the policy that applies
+
+
+def is_policy(value: object) -> TypeGuard[Policy]:
+    return value in POLICIES
 
 NamespaceLabels = Callable[[str], "dict[str, str] | None"]
 
@@ -50,8 +56,8 @@ _PREFERENCE_KINDS = {
 
 @dataclass
 class Decision:
-    policy: str
-    origin: str  # "server", "namespace" or "annotation"
+    policy: Policy
+    origin: Origin
     expand: bool
     why: str
     warnings: list[str] = field(default_factory=list)
@@ -65,16 +71,17 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if type(value) is dict else {}
 
 
-def effective_policy(server_policy: str, vm: dict[str, Any], namespace: str,
+def effective_policy(server_policy: Policy, vm: dict[str, Any], namespace: str,
                      namespace_labels: NamespaceLabels | None,
-                     vm_overrides: bool = False) -> tuple[str, str, list[str]]:
+                     vm_overrides: bool = False) -> tuple[Policy, Origin, list[str]]:
     """(policy, origin, warnings) after the namespace label and (when allowed) VM annotation overrides."""
     warnings: list[str] = []
-    policy, origin = server_policy, "server"
+    policy: Policy = server_policy
+    origin: Origin = "server"
     if namespace_labels is not None and namespace:
         value = (namespace_labels(namespace) or {}).get(POLICY_KEY)
         if value is not None:
-            if value in POLICIES:
+            if is_policy(value):
                 policy, origin = value, "namespace"
             else:
                 warnings.append(f"ignoring namespace label {POLICY_KEY}={value[:20]!r}: not a policy")
@@ -83,7 +90,7 @@ def effective_policy(server_policy: str, vm: dict[str, Any], namespace: str,
         where = "cluster" if origin == "server" else "namespace"
         warnings.append(f"{POLICY_KEY} annotation ignored (VM overrides off): policy {policy} ({where}) applies")
     elif value is not None:
-        if value in POLICIES:
+        if is_policy(value):
             policy, origin = value, "annotation"
         else:
             warnings.append(f"ignoring annotation {POLICY_KEY}={str(value)[:20]!r}: not a policy")
@@ -100,7 +107,7 @@ def captured_revision(old_vm: dict[str, Any] | None) -> str | None:
     return None
 
 
-def decide(server_policy: str, operation: str, vm: dict[str, Any], old_vm: dict[str, Any] | None,
+def decide(server_policy: Policy, operation: str, vm: dict[str, Any], old_vm: dict[str, Any] | None,
            namespace: str, namespace_labels: NamespaceLabels | None = None, vm_overrides: bool = False) -> Decision:
     policy, origin, warnings = effective_policy(server_policy, vm, namespace, namespace_labels, vm_overrides)
     if not has_matcher(_dict(vm.get("spec"))):

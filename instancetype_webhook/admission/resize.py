@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype_webhook.admission.answer import VMAnswer, refusal
+from instancetype_webhook.admission.context import ReviewContext, with_namespace
+from instancetype_webhook.admission.policy import Decision, Policy
+from instancetype_webhook.admission.stored import stored_flat
 from instancetype_webhook.kubevirt.causes import Verdict
-from instancetype_webhook.kubevirt.resize import Resized, resize
+from instancetype_webhook.kubevirt.mutator import mutate_vm
+from instancetype_webhook.kubevirt.resize import Resized, named, resize
 from instancetype_webhook.patch import make_patch
-from instancetype_webhook.server.context import ReviewContext, with_namespace
-from instancetype_webhook.server.mutate import VMAnswer, refusal, stored_flat
-from instancetype_webhook.server.policy import Decision
 
 
 def resize_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, namespace: str, ctx: ReviewContext,
-              policy: str = "expand", inferred: dict[str, dict[str, str]] | None = None,
+              policy: Policy = "expand", inferred: dict[str, dict[str, str]] | None = None,
               ) -> tuple[Resized, Verdict | None, dict[str, Any] | None]:
     """(the core's answer, the denial or None, the VM as it would be stored); `inferred`: the matchers
     inferFromVolume resolved (for the provenance annotation)."""
@@ -53,9 +55,6 @@ def resize_named(vm: dict[str, Any], instancetype: str | None, preference: str |
     """The VM as `kubectl patch` naming `instancetype`/`preference` ([KIND/]NAME) would have it stored:
     the same mutator stage and resize as /mutate's UPDATE (for the CLI and /preview). Returns (the core's
     answer, None when the stage refused; the denial or None; the stored VM or None; the stage's warnings)."""
-    from instancetype_webhook.kubevirt.mutator import mutate_vm
-    from instancetype_webhook.kubevirt.resize import named
-
     update = named(vm, instancetype, preference)
     stage = mutate_vm(update, vm, ctx.source, ctx.cluster, namespace=namespace)
     if stage.vm is None:  # denied

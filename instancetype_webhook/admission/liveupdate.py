@@ -1,4 +1,4 @@
-"""The mutating webhook's live-update warnings: on an UPDATE of a running VM that changes what shapes its
+"""The mutating decision's live-update warnings: on an UPDATE of a running VM that changes what shapes its
 template (the template, the instance type or preference matcher), say what KubeVirt will do with the
 change (instancetype_webhook.kubevirt.liveupdate: hot-plugged, needs a restart, refused, delayed).
 
@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.kubevirt.liveupdate import Started, plan_update
 from instancetype_webhook.kubevirt.liveupdate.revisions import LayeredSource
 from instancetype_webhook.kubevirt.liveupdate.warnings import PREFIX, plan_warnings
-from instancetype_webhook.server.context import ReviewContext
+from instancetype_webhook.kubevirt.source import SourceUnavailable
 
 RUNNING = ("Running", "Migrating")
 GENERATION_ANNOTATION = "kubevirt.io/vm-generation"
@@ -46,8 +47,6 @@ def live_update_warnings(vm: dict[str, Any], old_vm: Any, operation: str, namesp
     new_vm = stored if stored is not None else vm
     if _shape(new_vm) == _shape(old_vm):
         return []
-    from instancetype_webhook.sources.cluster import SourceUnavailable
-
     name = str(_obj(old_vm.get("metadata")).get("name") or "")
     try:
         vmi = get_vmi(name, namespace)

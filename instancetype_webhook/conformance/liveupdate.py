@@ -1,19 +1,13 @@
-"""The conformance runner's `expectedLiveUpdate` check (imported by conformance as a plugin): the case's
-`input.vm` created and started (`start_vm`, the running VMI with `input.liveUpdate.vmi` merged over it),
-then edited to `input.liveUpdate.newVm` (`plan_update`), answered in the case file's shape."""
+"""The conformance runner's `expectedLiveUpdate` check: the case's `input.vm` created and started (`start_vm`,
+the running VMI with `input.liveUpdate.vmi` merged over it), then edited to `input.liveUpdate.newVm`
+(`plan_update`), answered in the case file's shape."""
 from __future__ import annotations
 
 from typing import Any
 
-from instancetype_webhook.conformance import (
-    Difference,
-    case_settings,
-    case_source,
-    case_vm,
-    first_difference,
-    mutate_status,
-    register_section,
-)
+from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
+from instancetype_webhook.conformance.compare import Difference, first_difference
+from instancetype_webhook.conformance.engine import mutate_status
 from instancetype_webhook.kubevirt.liveupdate.model import Plan
 from instancetype_webhook.kubevirt.liveupdate.plan import plan_update
 from instancetype_webhook.kubevirt.liveupdate.start import Started, merge_patch, start_vm
@@ -52,6 +46,3 @@ def check_live_update(case: dict[str, Any]) -> Difference | None:
     expected = case["expectedLiveUpdate"]
     ours = plan_answer(case_plan(case))
     return first_difference(ours, expected, "")
-
-
-register_section("expectedLiveUpdate", check_live_update)

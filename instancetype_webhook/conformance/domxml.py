@@ -1,17 +1,16 @@
-"""The conformance runner's domain XML checks (imported by conformance as a plugin), one per member:
+"""The conformance runner's domain XML checks, one per member:
 
 - `domxml.expected`: render_domain(input.vmi) under the case's kubevirtConfiguration, with the context from
   input.converter, equals expected.xml canonically (or fails with upstream's error text);
-- `domxml.fromVm`: the flat `expected.vm` started as virt-controller starts it
-(instancetype_webhook.domxml.vmi.vmi_from_vm,
-  with input.vmi's uid and firmware uuid), then rendered the same way, equals fromVm.xml (or its error).
+- `domxml.fromVm`: the flat `expected.vm` started as virt-controller starts it (domxml.vmi.vmi_from_vm, with
+  input.vmi's uid and firmware uuid), then rendered the same way, equals fromVm.xml (or its error).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from instancetype_webhook.conformance import Difference, register_section
+from instancetype_webhook.conformance.compare import Difference
 from instancetype_webhook.domxml import (
     DomainError,
     context_from_converter,
@@ -74,7 +73,3 @@ def check_from_vm(case: dict[str, Any]) -> Difference | None:
     if "vm" not in case.get("expected", {}):
         return None if "error" in expected else Difference("domxml.fromVm", "no flat VM", "xml")
     return _compare("domxml.fromVm", lambda: render_member(case, lambda: started_vmi(case)), expected)
-
-
-register_section("domxml.expected", check_expected)
-register_section("domxml.fromVm", check_from_vm)

@@ -1,12 +1,13 @@
-"""Reviews answered straight from the HTTP parser (ReviewHttpToolsProtocol) against a real uvicorn server.
+"""The one door of a review (server.asgi.AdmissionApp) under a real uvicorn server, with uvicorn's own protocol.
 
-The direct answer must be the ASGI cycle's to the byte (an `Expect: 100-continue` request takes the ASGI
-cycle), keep pipelined answers in order (also behind a review that needs a worker thread), and handle
-keep-alive, `Connection: close`, HTTP/1.0, chunked bodies, the body cap, a client gone mid-body and a
-failing answer as uvicorn's own cycle does.
+Pipelined answers keep their order (also behind a review that needs a worker thread); keep-alive,
+`Connection: close`, HTTP/1.0, chunked bodies, the body cap, a client gone mid-body and a failing answer
+behave as uvicorn's cycle makes them; every kind of review gets the same answer over the wire as from
+`review_answer` in process.
 """
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import threading
@@ -20,26 +21,15 @@ import orjson
 import pytest
 import uvicorn
 
-import instancetype_webhook.server.transport as transport
+import instancetype_webhook.server.asgi as door
+from instancetype_webhook.admission.context import Outcome, ReviewContext
 from instancetype_webhook.server.app import Webhook, create_app
-from instancetype_webhook.server.context import Outcome, ReviewContext
 from instancetype_webhook.server.run import transport_options
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.server.harness import free_port
 from tests.server.live_source import LiveSource
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-DATE = re.compile(rb"\r\ndate: [^\r]*\r\n")
-
-
-class CountingProtocol(transport.ReviewHttpToolsProtocol):
-    """The real protocol, counting the reviews it answered directly."""
-
-    direct_answers = 0
-
-    def _answer(self, *args: Any, **kwargs: Any) -> None:
-        type(self).direct_answers += 1
-        super()._answer(*args, **kwargs)
 
 
 @contextmanager
@@ -47,15 +37,14 @@ def running(hook: Webhook, routes: dict[str, Any] | None = None) -> Iterator[int
     """A real uvicorn server (uvloop, the webhook's protocol, plain HTTP) for `hook` on a free port;
     `routes` ({path: (endpoint, handler)}) replace the app's review routes."""
     port = free_port()
-    options = {**transport_options(), "http": CountingProtocol}
+    options = transport_options()
     app = create_app(hook)
     if routes is not None:
-        app.fast = routes
-        app.direct = {path.encode(): route for path, route in routes.items()}
+        app.reviews = routes
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False,
                             lifespan="off", timeout_graceful_shutdown=5, **options)  # type: ignore[arg-type]
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-direct")
+    thread = threading.Thread(target=server.run, name="uvicorn-door")
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:
@@ -109,10 +98,6 @@ def exchange(port: int, data: bytes, answers: int = 1) -> tuple[list[bytes], boo
     return responses, closed
 
 
-def masked(response: bytes) -> bytes:
-    return DATE.sub(b"\r\ndate: -\r\n", response)
-
-
 @pytest.fixture
 def hook() -> Webhook:
     return Webhook(ctx=ReviewContext(source=load_catalog(), policy="expand"), max_body_bytes=64 * 1024)
@@ -132,16 +117,21 @@ BODIES = {
 
 
 @pytest.mark.parametrize("name", list(BODIES))
-def test_the_direct_answer_is_the_asgi_cycles_to_the_byte(hook: Webhook, name: str):
+def test_the_answer_over_the_wire_is_review_answers(hook: Webhook, name: str):
     path, body = BODIES[name]
+    endpoint, handler = door.REVIEWS[path.partition("?")[0]]
+
+    async def read() -> bytes:
+        if len(body) > hook.max_body_bytes:
+            raise door.BodyTooLarge
+        return body
+
+    status, expected = asyncio.run(door.review_answer(read, hook, endpoint, handler))
     with running(hook) as port:
-        before = CountingProtocol.direct_answers
-        [direct], _ = exchange(port, request(path, body))
-        assert CountingProtocol.direct_answers == before + 1
-        [cycle], _ = exchange(port, request(path, body, "expect: 100-continue"))  # uvicorn's ASGI cycle
-        assert CountingProtocol.direct_answers == before + 1
-    assert masked(direct) == masked(cycle)
-    assert direct.startswith(b"HTTP/1.1 ")
+        [response], _ = exchange(port, request(path, body))
+    head, _, answer = response.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 %d " % status) and b"content-type: application/json" in head
+    assert answer == expected
     assert hook.metrics.in_flight == 0
 
 
@@ -223,7 +213,7 @@ def test_a_failing_answer_is_a_500_and_a_closed_connection(hook: Webhook, monkey
     def broken(*_: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(transport, "review_now", broken)
+    monkeypatch.setattr(door, "review_answer", broken)
     with running(hook) as port:
         [response], closed = exchange(port, request("/validate", b"{}"))
     assert response.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
@@ -250,10 +240,10 @@ def test_a_review_needing_a_live_lookup_keeps_the_order_of_what_follows():
     with running(hook, {"/validate": ("validate", named)}) as port:
         responses, closed = exchange(port, data, 2)
     first, second = (orjson.loads(r.partition(b"\r\n\r\n")[2]) for r in responses)
-    assert first["name"] == "uncached" and first["thread"] != "uvicorn-direct"  # a worker thread
+    assert first["name"] == "uncached" and first["thread"] != "uvicorn-door"  # a worker thread
     assert second["name"] == "cached"  # after the first, though it needed no lookup
     assert not closed and hook.metrics.in_flight == 0
 
 
-def test_serve_uses_the_direct_protocol():
-    assert transport_options()["http"] is transport.ReviewHttpToolsProtocol
+def test_serve_uses_uvicorns_public_options_only():
+    assert transport_options() == {"proxy_headers": False, "loop": "auto", "http": "auto"}

@@ -1,0 +1,94 @@
+"""A case's `input` as the library takes it: the reference objects, the cluster settings, the VM."""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from instancetype_webhook.kubevirt.causes import Verdict
+from instancetype_webhook.kubevirt.configuration import settings_from_configuration
+from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
+from instancetype_webhook.kubevirt.settings import ClusterSettings
+from instancetype_webhook.kubevirt.source import (
+    CLUSTER_INSTANCETYPE,
+    CLUSTER_PREFERENCE,
+    CONTROLLER_REVISION,
+    DATA_SOURCE,
+    DATA_VOLUME,
+    INSTANCETYPE,
+    PERSISTENT_VOLUME_CLAIM,
+    PREFERENCE,
+    VOLUME_SNAPSHOT,
+    InMemorySource,
+)
+
+# Every list of objects a case's `input` may hold, and the kind of its objects.
+INPUT_KINDS = {
+    "instancetypes": INSTANCETYPE,
+    "clusterInstancetypes": CLUSTER_INSTANCETYPE,
+    "preferences": PREFERENCE,
+    "clusterPreferences": CLUSTER_PREFERENCE,
+    "controllerRevisions": CONTROLLER_REVISION,
+    # what inferFromVolume reads
+    "persistentVolumeClaims": PERSISTENT_VOLUME_CLAIM,
+    "dataVolumes": DATA_VOLUME,
+    "dataSources": DATA_SOURCE,
+    "volumeSnapshots": VOLUME_SNAPSHOT,
+}
+
+
+def case_namespace(case_input: Mapping[str, Any]) -> str:
+    vm = case_input.get("vm") or {}
+    return case_input.get("namespace") or (vm.get("metadata") or {}).get("namespace") or "default"
+
+
+def case_source(case_input: dict[str, Any]) -> InMemorySource:
+    """An in-memory source holding exactly the objects a case lists (kinds defaulted from the list they are in)."""
+    source = InMemorySource(default_namespace=case_namespace(case_input))
+    for key, kind in INPUT_KINDS.items():
+        for obj in case_input.get(key) or []:
+            source.add({**obj, "kind": obj.get("kind") or kind})
+    return source
+
+
+def case_settings(case_input: dict[str, Any]) -> ClusterSettings:
+    """Cluster settings for a case: upstream's defaults unless the case gives `kubevirtConfiguration`."""
+    return settings_from_configuration(case_input.get("kubevirtConfiguration"))
+
+
+def _with_namespace(vm: Any, namespace: str | None) -> dict[str, Any]:
+    copied: dict[str, Any] = json.loads(json.dumps(vm))  # a deep copy of the case's VM (an object)
+    if namespace and isinstance(copied, dict) and not (copied.get("metadata") or {}).get("namespace"):
+        copied.setdefault("metadata", {})["namespace"] = namespace
+    return copied
+
+
+def case_vm(case: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `input.vm` (in `input.namespace` when it names none)."""
+    return _with_namespace(case["input"]["vm"], case["input"].get("namespace"))
+
+
+def case_old_vm(case: dict[str, Any]) -> dict[str, Any] | None:
+    """The stored VM of an UPDATE (`input.oldVm` when `input.operation` is UPDATE), else None (a CREATE)."""
+    case_input = case["input"]
+    if case_input.get("operation") != "UPDATE" or case_input.get("oldVm") is None:
+        return None
+    return _with_namespace(case_input["oldVm"], case_input.get("namespace"))
+
+
+def goes_through_mutator(case: dict[str, Any]) -> bool:
+    """Whether upstream's answers in the case start from the VM mutating webhook (README: expectedInfer/Mutate)."""
+    return "expectedInfer" in case or "expectedMutate" in case
+
+
+def case_mutation(case: dict[str, Any]) -> Mutation:
+    """The VM mutating webhook's instancetype stage on the case's request."""
+    return mutate_vm(case_vm(case), case_old_vm(case), case_source(case["input"]), case_settings(case["input"]))
+
+
+def subject_vm(case: dict[str, Any]) -> dict[str, Any] | Verdict:
+    """The VM that expansion and validation see, or the mutator's denial."""
+    if not goes_through_mutator(case):
+        return case_vm(case)
+    mutation = case_mutation(case)
+    return mutation.verdict if mutation.vm is None else mutation.vm
