@@ -22,7 +22,7 @@ from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (
 from instancetype_webhook.server.logs import configure  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.run import build_source, transport_options  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
 
 
 def build_app(settings: ServerSettings):

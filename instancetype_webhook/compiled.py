@@ -1,7 +1,7 @@
 """Which modules the compiled build (mypyc) turns into C extensions, and which of them this process runs compiled.
 
-The pure core (kubevirt, domxml, patch.py), the server's review handlers and the ASGI app that
-calls them, less the pydantic models (mypyc does not compile pydantic classes) and the package `__init__`
+The pure core (kubevirt, domxml, patch.py), the admission decision (admission/), the body reader and the
+ASGI door that calls them, less the pydantic models (mypyc does not compile pydantic classes) and the package `__init__`
 files. The review log and the metrics stay Python: their classes extend logging's and prometheus_client's,
 which a compiled class cannot do safely (a compiled server.logs crashed the garbage collector). setup.py
 reads this file without importing the package; the pure-Python install runs the same modules as .py files.
@@ -12,9 +12,9 @@ import importlib
 import importlib.machinery
 from pathlib import Path
 
-TREES = ("kubevirt", "domxml")
-FILES = ("patch.py",)
-SERVER = ("asgi", "mutate", "validate", "review", "reviewlog", "policy", "context", "liveupdate")
+TREES = ("kubevirt", "domxml", "admission")
+FILES = ("patch.py", "httpbody.py")
+SERVER = ("asgi", "reviewlog")
 LEFT_OUT = ("models.py", "objects.py", "__init__.py")
 
 

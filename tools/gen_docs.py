@@ -227,7 +227,7 @@ def _serve_flags() -> dict[str, argparse.Action]:
 
 
 def configuration_page() -> str:
-    from instancetype_webhook.server.settings import ENV_PREFIX, ServerSettings
+    from instancetype_webhook.settings import ENV_PREFIX, ServerSettings
 
     flags = _serve_flags()
     out = [BANNER, "# Configuration", "",

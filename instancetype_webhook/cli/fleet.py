@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from instancetype_webhook.server.settings import POLICIES
+from instancetype_webhook.settings import POLICIES
 
 T = TypeVar("T")
 

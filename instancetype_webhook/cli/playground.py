@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from instancetype_webhook.server.settings import POLICIES, ServerSettings
+from instancetype_webhook.settings import POLICIES, ServerSettings
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -10,7 +10,7 @@ import sys
 
 from pydantic import ValidationError
 
-from instancetype_webhook.server.settings import POLICIES, ServerSettings
+from instancetype_webhook.settings import POLICIES, ServerSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from instancetype_webhook.admission.context import ReviewContext
-from instancetype_webhook.server.settings import ServerSettings
+from instancetype_webhook.settings import ServerSettings
 from instancetype_webhook.sources.kube import VMClient
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from instancetype_webhook.kubevirt.apply import apply_to_template
+from instancetype_webhook.kubevirt.applyvmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
 from instancetype_webhook.kubevirt.defaults import set_vmi_spec_defaults
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec

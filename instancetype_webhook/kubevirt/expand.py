@@ -48,7 +48,8 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any
 
-from instancetype_webhook.kubevirt.apply import apply_to_template, conflicts_error
+from instancetype_webhook.kubevirt.apply import conflicts_error
+from instancetype_webhook.kubevirt.applyvmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import Cause, ExpandError
 from instancetype_webhook.kubevirt.defaults import (
     set_default_network_interface,

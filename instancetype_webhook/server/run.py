@@ -18,8 +18,8 @@ from instancetype_webhook.compiled import build_summary
 from instancetype_webhook.server.app import Webhook, create_app
 from instancetype_webhook.server.logs import configure
 from instancetype_webhook.server.metrics import Metrics, State
-from instancetype_webhook.server.settings import ServerSettings
 from instancetype_webhook.server.tls import ReloadingTLS, TLSError, dev_certificate
+from instancetype_webhook.settings import ServerSettings
 
 log = logging.getLogger("instancetype_webhook.server")
 

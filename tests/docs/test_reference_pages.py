@@ -29,7 +29,7 @@ def test_every_cli_command_and_flag_is_in_the_cli_page() -> None:
 
 
 def test_every_setting_is_an_environment_variable_on_the_configuration_page() -> None:
-    from instancetype_webhook.server.settings import ENV_PREFIX, ServerSettings
+    from instancetype_webhook.settings import ENV_PREFIX, ServerSettings
 
     page = (ROOT / "docs/reference/configuration.md").read_text()
     for name in ServerSettings.model_fields:

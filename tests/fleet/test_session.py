@@ -6,7 +6,7 @@ from instancetype_webhook.cli import build_parser
 from instancetype_webhook.cli.fleet import server_settings
 from instancetype_webhook.fleet.session import review_context
 from instancetype_webhook.kubevirt.source import InMemorySource
-from instancetype_webhook.server.settings import ServerSettings
+from instancetype_webhook.settings import ServerSettings
 
 
 def test_context_copies_the_serve_settings():

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from instancetype_webhook.kubevirt.apply import apply_instancetype, apply_to_template
+from instancetype_webhook.kubevirt.apply import apply_instancetype
 from instancetype_webhook.kubevirt.apply.conflicts import conflict_message
 from instancetype_webhook.kubevirt.apply.topology import guest_topology, preferred_topology, spread_options
+from instancetype_webhook.kubevirt.applyvmi import apply_to_template
 
 BASE = "spec.template.spec"
 

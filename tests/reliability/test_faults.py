@@ -211,7 +211,7 @@ def test_default_deadline_is_below_every_shipped_timeout():
     """The review deadline must fire before the API server gives up on the webhook (timeoutSeconds)."""
     import yaml
 
-    from instancetype_webhook.server.settings import ServerSettings
+    from instancetype_webhook.settings import ServerSettings
     from tests.server.harness import ROOT
 
     timeouts = []

@@ -19,7 +19,7 @@ from instancetype_webhook.kubevirt.apply.metadata import (
 )
 from instancetype_webhook.kubevirt.causes import Cause
 
-__all__ = ["apply_instancetype", "apply_to_template"]
+__all__ = ["apply_instancetype"]
 
 
 def _ensure(parent: dict[str, Any], key: str) -> dict[str, Any]:
@@ -52,22 +52,3 @@ def apply_instancetype(
     causes += apply_host_devices(base, itype, domain)
     causes += apply_instancetype_annotations(itype.get("annotations"), metadata)
     return causes
-
-
-def apply_to_template(
-    template: dict[str, Any],
-    instancetype_spec: dict[str, Any] | None,
-    preference_spec: dict[str, Any] | None,
-    base: str = VM_BASE,
-) -> list[Cause]:
-    """Upstream ApplyToVMI: the instance type, then (only without conflicts) the preference."""
-    from instancetype_webhook.kubevirt.preference.apply import apply_preference
-
-    if instancetype_spec is None and preference_spec is None:
-        return []
-    if instancetype_spec is not None:
-        causes = apply_instancetype(template, instancetype_spec, preference_spec, base)
-        if causes:
-            return causes
-    apply_preference(preference_spec, template)
-    return []

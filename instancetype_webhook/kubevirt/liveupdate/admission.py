@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from instancetype_webhook.kubevirt.admission import validate_vm
-from instancetype_webhook.kubevirt.apply import apply_to_template
+from instancetype_webhook.kubevirt.applyvmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, Cause, ExpandError, Verdict
 from instancetype_webhook.kubevirt.defaults import set_vmi_spec_defaults
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from instancetype_webhook.kubevirt.apply import apply_to_template
+from instancetype_webhook.kubevirt.applyvmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.defaults import (
     set_default_network_interface,
