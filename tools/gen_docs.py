@@ -5,7 +5,7 @@
 
 Sources: the CLI's argparse parsers (`instancetype_webhook.cli.build_parser`), the chart's `values.yaml` (its comments)
 and `values.schema.json`, the metrics registry (`instancetype_webhook.server.metrics.Metrics`), the settings model
-(`server.settings.ServerSettings`) and the HTTP app's OpenAPI document (`server.app.create_api`).
+(`settings.ServerSettings`) and the HTTP app's OpenAPI document (`server.app.create_api`).
 Every page starts with a line saying it is generated, so nobody edits it by hand.
 """
 from __future__ import annotations
