@@ -32,7 +32,7 @@ from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "CHANGES", "DEFAULT_RELEASE", "GATES", "LINES", "MAIN_COMMIT", "MAIN_PROFILE", "PROFILES", "SCHEMA_ADDED",
-    "Change", "Release", "ReleaseProfile", "line_profile", "parse_release", "resolve",
+    "Change", "Release", "ReleaseProfile", "SchemaKind", "line_profile", "parse_release", "resolve",
 ]
 
 GateState = Literal["Alpha", "Beta", "GA", "Deprecated"]
