@@ -119,3 +119,18 @@ def test_pruned_paths_per_line():
     assert "spec.features.preferredHyperv.tlbflush.direct" not in PROFILES["v1.8"].pruned_paths("preference")
     assert "spec.features.preferredHyperv.tlbflush.direct" in PROFILES["v1.7"].pruned_paths("preference")
     assert PROFILES["v1.9"].pruned_paths("preference") == () == MAIN_PROFILE.pruned_paths("vm")
+
+
+def test_prune_to_release_drops_what_the_schema_lacks_and_keeps_the_input():
+    from instancetype_webhook.kubevirt.prune import prune_to_release
+    preference = {"kind": "VirtualMachineClusterPreference",
+                  "spec": {"devices": {"preferredVideoType": "virtio", "preferredDiskBus": "virtio"},
+                           "preferredLaunchSecurity": {}}}
+    pruned = prune_to_release(preference, "preference", PROFILES["v1.8"])
+    assert pruned["spec"] == {"devices": {"preferredDiskBus": "virtio"}}
+    assert "preferredVideoType" in preference["spec"]["devices"]  # the input is not changed
+    assert prune_to_release(preference, "preference", PROFILES["v1.9"]) is preference
+    vm = {"spec": {"template": {"spec": {"domain": {"devices": {"interfaces": [{"name": "a", "passtBinding": {}},
+                                                                               {"name": "b"}]}}}}}}
+    interfaces = prune_to_release(vm, "vm", PROFILES["v1.7"])["spec"]["template"]["spec"]["domain"]["devices"]
+    assert interfaces == {"interfaces": [{"name": "a"}, {"name": "b"}]}
