@@ -24,6 +24,7 @@ ENV = "INSTANCETYPE_WEBHOOK_SHARED"
 # The folders of shared/ that the tests (and the runner's bundled default) read.
 MIRRORED = (
     "conformance",
+    "conformance-releases",
     "kubevirt-crds",
     "cdi-crds",
     "snapshot-crds",

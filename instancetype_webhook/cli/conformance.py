@@ -14,6 +14,7 @@ import sys
 from typing import TextIO
 
 from instancetype_webhook.conformance import runner
+from instancetype_webhook.kubevirt.releases import resolve
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,14 +29,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-k", dest="substring", metavar="SUBSTRING", help="only cases whose name contains SUBSTRING")
     parser.add_argument("--category", metavar="CAT", help="only cases of category CAT (e.g. infer, update, arch)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    parser.add_argument("--kubevirt-version", metavar="R", default="main",
+                        help="answer as KubeVirt release R (v1.7.4, v1.8.4, v1.9.0, main; default main) and take "
+                             "the expected members from DIR/../conformance-releases/R/<case>.json")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     try:
+        release = resolve(args.kubevirt_version)
+    except ValueError as exc:
+        err.write(f"error: --kubevirt-version: {exc}\n")
+        return 2
+    try:
         return runner.run(args.directory, out, substring=args.substring, verbose=args.verbose,
-                               category=args.category)
+                          category=args.category, release=release)
     except NotADirectoryError as exc:
         err.write(f"error: {exc}\n")
         return 2

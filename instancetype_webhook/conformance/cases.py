@@ -1,13 +1,21 @@
-"""A case's `input` as the library takes it: the reference objects, the cluster settings, the VM."""
+"""A case's `input` as the library takes it: the reference objects, the cluster settings, the VM.
+
+The runner answers every case as one KubeVirt release (`answering_as`; main unless told): the settings
+carry its profile, and the inputs (not the cluster's own objects) are pruned to its schema first.
+"""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.configuration import settings_from_configuration
 from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
+from instancetype_webhook.kubevirt.prune import kind_of, prune_to_release
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
@@ -37,6 +45,36 @@ INPUT_KINDS = {
 }
 
 
+_RELEASE: ContextVar[ReleaseProfile] = ContextVar("conformance_release", default=MAIN_PROFILE)
+
+
+@contextmanager
+def answering_as(release: ReleaseProfile) -> Iterator[ReleaseProfile]:
+    """Answer the cases checked inside the block as `release`."""
+    token = _RELEASE.set(release)
+    try:
+        yield release
+    finally:
+        _RELEASE.reset(token)
+
+
+def case_release() -> ReleaseProfile:
+    return _RELEASE.get()
+
+
+def as_release(obj: Any) -> Any:
+    """An input object as the release's API server stores it (a ControllerRevision's `data` too)."""
+    release = _RELEASE.get()
+    kind = kind_of(obj)
+    if kind is not None:
+        return prune_to_release(obj, kind, release)
+    data = obj.get("data") if isinstance(obj, dict) else None
+    data_kind = kind_of(data)
+    if data_kind is None:
+        return obj
+    return {**obj, "data": prune_to_release(data, data_kind, release)}
+
+
 def case_namespace(case_input: Mapping[str, Any]) -> str:
     vm = case_input.get("vm") or {}
     return case_input.get("namespace") or (vm.get("metadata") or {}).get("namespace") or "default"
@@ -47,17 +85,19 @@ def case_source(case_input: dict[str, Any]) -> InMemorySource:
     source = InMemorySource(default_namespace=case_namespace(case_input))
     for key, kind in INPUT_KINDS.items():
         for obj in case_input.get(key) or []:
-            source.add({**obj, "kind": obj.get("kind") or kind})
+            source.add(as_release({**obj, "kind": obj.get("kind") or kind}))
     return source
 
 
 def case_settings(case_input: dict[str, Any]) -> ClusterSettings:
-    """Cluster settings for a case: upstream's defaults unless the case gives `kubevirtConfiguration`."""
-    return settings_from_configuration(case_input.get("kubevirtConfiguration"))
+    """Cluster settings for a case, as the release answered as: its defaults unless the case gives
+    `kubevirtConfiguration`."""
+    return settings_from_configuration(case_input.get("kubevirtConfiguration"), release=_RELEASE.get())
 
 
 def _with_namespace(vm: Any, namespace: str | None) -> dict[str, Any]:
     copied: dict[str, Any] = json.loads(json.dumps(vm))  # a deep copy of the case's VM (an object)
+    copied = prune_to_release(copied, "vm", _RELEASE.get())
     if namespace and isinstance(copied, dict) and not (copied.get("metadata") or {}).get("namespace"):
         copied.setdefault("metadata", {})["namespace"] = namespace
     return copied

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from instancetype_webhook.conformance.cases import case_settings
 from instancetype_webhook.conformance.compare import Difference
 from instancetype_webhook.domxml import (
     DomainError,
     context_from_converter,
-    domain_config,
+    domain_config_from_settings,
     render_domain,
     vmi_from_vm,
     xml_equal,
@@ -25,7 +26,7 @@ def render_member(case: dict[str, Any], vmi: Callable[[], dict[str, Any]]) -> st
     """The XML of ``vmi()`` under the case's kubevirtConfiguration and input.converter (DomainError on refusal)."""
     section = case["domxml"]
     case_input = section.get("input") or {}
-    config = domain_config((case.get("input") or {}).get("kubevirtConfiguration"))
+    config = domain_config_from_settings(case_settings(case.get("input") or {}))
     return render_domain(vmi(), context_from_converter(case_input.get("converter")), config=config)
 
 

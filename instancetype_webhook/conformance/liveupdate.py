@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
+from instancetype_webhook.conformance.cases import case_release, case_settings, case_source, case_vm
 from instancetype_webhook.conformance.compare import Difference, first_difference
 from instancetype_webhook.conformance.engine import mutate_status
 from instancetype_webhook.kubevirt.liveupdate.model import Plan
 from instancetype_webhook.kubevirt.liveupdate.plan import plan_update
 from instancetype_webhook.kubevirt.liveupdate.start import Started, merge_patch, start_vm
+from instancetype_webhook.kubevirt.prune import prune_to_release
 
 
 def plan_answer(plan: Plan) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def case_plan(case: dict[str, Any]) -> Plan:
     if live_update.get("vmi") is not None:
         started = Started(started.stored_vm, started.start_spec, started.source,
                           merge_patch(started.vmi, live_update["vmi"]))
-    new_vm = live_update.get("newVm") or {}
+    new_vm = prune_to_release(live_update.get("newVm") or {}, "vm", case_release())
     return plan_update(started, new_vm, settings)
 
 

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from instancetype_webhook.conformance import domxml, engine, liveupdate
+from instancetype_webhook.conformance.cases import answering_as
 from instancetype_webhook.conformance.compare import Difference, NotChecked
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 
 SectionCheck = Callable[[dict[str, Any]], "Difference | None"]
 
@@ -46,6 +48,7 @@ class CaseResult:
     differences: list[tuple[str, Difference]] = field(default_factory=list)
     not_checked: list[tuple[str, str]] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why the release cannot take the case (its overlay's oracleError)
 
     @property
     def passed(self) -> bool:
@@ -54,6 +57,8 @@ class CaseResult:
     @property
     def outcome(self) -> str:
         """"failed" when a member differs, else "not checked" when a member was not checked, else "passed"."""
+        if self.skipped is not None:
+            return "skipped"
         if self.differences:
             return "failed"
         return "not checked" if self.not_checked else "passed"
@@ -131,14 +136,52 @@ def load_case(path: Path) -> dict[str, Any]:
     return case
 
 
-def run_cases(paths: Iterable[Path], category: str | None = None,
-              sections: Iterable[Section] = SECTIONS) -> Iterator[CaseResult]:
+# -- releases: the expected members of a release overlaid on the base case --------------------------------
+
+OVERLAID = ("expectedInfer", "expectedMutate", "expected", "expectedValidate", "expectedLiveUpdate")
+OVERLAID_DOMXML = ("expected", "fromVm")
+
+
+def release_dir(directory: str | Path, release: ReleaseProfile) -> Path | None:
+    """`DIR/../conformance-releases/<release>` for a release (None for main, whose answers are the base)."""
+    if release.line == "main":
+        return None
+    return Path(directory).resolve().parent / "conformance-releases" / release.reported
+
+
+def overlay(case: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+    """The case with the release's answers in place of the base case's (domxml: its expected members only)."""
+    overlaid = {**case, **{m: answers[m] for m in OVERLAID if m in answers}}
+    if isinstance(answers.get("domxml"), dict) and isinstance(case.get("domxml"), dict):
+        overlaid["domxml"] = {**case["domxml"],
+                              **{m: answers["domxml"][m] for m in OVERLAID_DOMXML if m in answers["domxml"]}}
+    return overlaid
+
+
+def release_case(case: dict[str, Any], path: Path, answers_dir: Path | None) -> dict[str, Any] | str:
+    """The case as the release answers it, or why the release cannot take it (`oracleError`)."""
+    answers_path = answers_dir / path.name if answers_dir is not None else None
+    if answers_path is None or not answers_path.is_file():
+        return case  # no answers of the release for this case: the base case's
+    answers = json.loads(answers_path.read_text(encoding="utf-8"))
+    if not isinstance(answers, dict):
+        raise ValueError(f"{answers_path}: not an object")
+    if "oracleError" in answers:
+        return f"oracleError: {answers['oracleError']}"
+    return overlay(case, answers)
+
+
+def run_cases(paths: Iterable[Path], category: str | None = None, sections: Iterable[Section] = SECTIONS,
+              answers_dir: Path | None = None) -> Iterator[CaseResult]:
     for path in paths:
         try:
-            case = load_case(path)
+            case = release_case(load_case(path), path, answers_dir)
         except (OSError, ValueError) as exc:
             if category is None:
                 yield CaseResult(path.stem, "<file>", differences=[("file", Difference("<file>", str(exc), "a case"))])
+            continue
+        if isinstance(case, str):
+            yield CaseResult(path.stem, path.stem.split(".")[0], skipped=case)
             continue
         name = str(case.get("name") or path.stem)
         if category is None or case_category(case, name) == category:
@@ -181,6 +224,10 @@ def report(results: Iterable[CaseResult], out: TextIO, verbose: bool = False) ->
     done = list(results)
     unchecked: dict[str, tuple[int, str]] = {}
     for result in done:
+        if result.skipped is not None:
+            if verbose:
+                out.write(f"SKIP {result.name} ({result.skipped})\n")
+            continue
         for member, reason in result.not_checked:
             count, _ = unchecked.get(member, (0, reason))
             unchecked[member] = (count + 1, reason)
@@ -195,16 +242,28 @@ def report(results: Iterable[CaseResult], out: TextIO, verbose: bool = False) ->
             out.write(f"{word} {result.name} ({listed})\n")
     for member, (count, reason) in sorted(unchecked.items()):
         out.write(f"{member}: not checked in {count} case(s): {reason}\n")
-    if done:
-        out.write("\n".join(tables(done)) + "\n")
+    answered = [result for result in done if result.skipped is None]
+    if answered:
+        out.write("\n".join(tables(answered)) + "\n")
     counts = Counter(result.outcome for result in done)
     tail = f", {counts['not checked']} not checked" if counts["not checked"] else ""
+    if counts["skipped"]:
+        tail += f", {counts['skipped']} skipped (oracleError: the release cannot take the case)"
     out.write(f"{counts['passed']} passed, {counts['failed']} failed{tail}\n")
     return counts["passed"], counts["failed"]
 
 
 def run(directory: str | Path, out: TextIO, substring: str | None = None, verbose: bool = False,
-        category: str | None = None, sections: Iterable[Section] = SECTIONS) -> int:
-    """Run a directory of cases; the exit status is 0 only when no case failed."""
-    _, failed = report(run_cases(case_files(directory, substring), category, list(sections)), out, verbose)
+        category: str | None = None, sections: Iterable[Section] = SECTIONS,
+        release: ReleaseProfile = MAIN_PROFILE) -> int:
+    """Run a directory of cases as `release` (its answers from DIR/../conformance-releases/<release>); the
+    exit status is 0 only when no case failed. NotADirectoryError when the release has no answers there."""
+    answers_dir = release_dir(directory, release)
+    if answers_dir is not None and not answers_dir.is_dir():
+        raise NotADirectoryError(f"{answers_dir}: no answers of KubeVirt {release.reported} beside {directory}")
+    files = case_files(directory, substring)
+    if release != MAIN_PROFILE:  # main's report stays as it was before releases
+        out.write(f"answering as {release.describe()}\n")
+    with answering_as(release):
+        _, failed = report(run_cases(files, category, list(sections), answers_dir), out, verbose)
     return 1 if failed else 0

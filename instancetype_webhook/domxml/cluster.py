@@ -17,7 +17,8 @@ from typing import Any
 
 from instancetype_webhook.domxml.arch import DEFAULT_OVMF_PATHS
 from instancetype_webhook.domxml.context import LauncherContext, SMBios
-from instancetype_webhook.kubevirt.configuration import DEFAULT_CONFIGURATION, settings_from_configuration
+from instancetype_webhook.kubevirt.configuration import release_defaults, settings_from_configuration
+from instancetype_webhook.kubevirt.releases import NUMA_DISTANCES
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 
 DEFAULT_MAX_HOTPLUG_RATIO = 4
@@ -43,7 +44,8 @@ class DomainConfig:
         return replace(base or LauncherContext(), smbios=self.smbios,
                        mem_balloon_stats_period=self.mem_balloon_stats_period,
                        free_page_reporting=not self.free_page_reporting_disabled,
-                       serial_console_log=not self.serial_console_log_disabled, ovmf_dirs=self.ovmf_paths)
+                       serial_console_log=not self.serial_console_log_disabled, ovmf_dirs=self.ovmf_paths,
+                       numa_distances=self.settings.release.has(NUMA_DISTANCES))
 
 
 DEFAULT_DOMAIN_CONFIG = DomainConfig()
@@ -71,7 +73,7 @@ def domain_config_from_settings(settings: ClusterSettings) -> DomainConfig:
     """The DomainConfig of the merged configuration ClusterSettings carries (upstream's defaults if none)."""
     if settings is DEFAULT_SETTINGS:
         return DEFAULT_DOMAIN_CONFIG
-    config = settings.configuration or DEFAULT_CONFIGURATION
+    config = settings.configuration or release_defaults(settings.release)
     live = _mapping(config.get("liveUpdateConfiguration"))
     smbios_config = _mapping(config.get("smbios"))
     smbios = SMBios(**{name: str(smbios_config.get(name) or "") for name in SMBIOS_FIELDS})

@@ -57,6 +57,7 @@ class LauncherContext:
     cpuset: tuple[int, ...] | None = None  # None: derived from the VMI like the oracle does
     numa_cells: tuple[NumaCell, ...] | None = None  # None: one cell holding the cpuset
     shared_cpuset_size: int = 16
+    numa_distances: bool = True  # guest NUMA cells carry <distances> (KubeVirt main; releases.NUMA_DISTANCES)
     env: Mapping[str, str] = field(default_factory=dict)  # device-plugin variables (PCI addresses)
 
     def efi_environment(self, architecture: str) -> EFIEnvironment:

@@ -73,12 +73,15 @@ class NumaPassthrough:
         self.memory = [per_cell + (page if index < extra else 0) for index in range(count)]
         self.page = page
         self.realtime = conv.realtime
+        self.distances = conv.ctx.numa_distances
 
     def numa(self) -> Element:
         numa = new("numa")
         for (index, cell, vcpus), memory in zip(self.cells, self.memory, strict=True):
             cell_el = sub(numa, "cell", {"id": index, "cpus": ",".join(str(v) for v in vcpus),
                                          "memory": memory, "unit": "b"})
+            if not self.distances:
+                continue
             distances = sub(cell_el, "distances")
             for other_index, other, _ in self.cells:
                 value = SAME_CELL_DISTANCE if other.id == cell.id else (cell.distances or {}).get(other.id, 20)

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from instancetype_webhook.kubevirt.quantity import QuantityError, parse
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 
 __all__ = [
@@ -32,7 +34,9 @@ __all__ = [
     "default_architecture",
     "merge_configuration",
     "settings_from_configuration",
+    "release_defaults",
     "settings_from_kubevirt",
+    "with_release",
     "usable_kubevirt",
 ]
 
@@ -133,9 +137,17 @@ def _merge(into: dict[str, Any], overrides: Mapping[str, Any], prefix: str = "")
             into[key] = copy.deepcopy(value)
 
 
-def merge_configuration(spec_configuration: Mapping[str, Any] | None) -> dict[str, Any]:
-    """KubeVirt's default configuration with `spec_configuration` unmarshalled over it (a new dict)."""
+def release_defaults(release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any]:
+    """`release`'s default configuration (a new dict): main's, with the amd64 firmware directory of the release."""
     merged = copy.deepcopy(DEFAULT_CONFIGURATION)
+    merged["architectureConfiguration"]["amd64"]["ovmfPath"] = release.amd64_ovmf_path
+    return merged
+
+
+def merge_configuration(spec_configuration: Mapping[str, Any] | None,
+                        release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any]:
+    """`release`'s default configuration with `spec_configuration` unmarshalled over it (a new dict)."""
+    merged = release_defaults(release)
     if spec_configuration:
         if not isinstance(spec_configuration, Mapping):
             raise ConfigurationError("spec.configuration is not an object")
@@ -251,25 +263,38 @@ def _spec_configuration(config: Mapping[str, Any]) -> tuple[Mapping[str, Any] | 
 
 
 def settings_from_configuration(
-    configuration: Mapping[str, Any] | None, fallback: ClusterSettings = DEFAULT_SETTINGS
+    configuration: Mapping[str, Any] | None, fallback: ClusterSettings = DEFAULT_SETTINGS,
+    release: ReleaseProfile | None = None,
 ) -> ClusterSettings:
     """ClusterSettings from a KubeVirt CR's `spec.configuration` (a whole CR or its spec work too).
 
     The default architecture follows the README rule for `status.defaultArchitecture` (the CR's status when
     given, else the spec's `defaultArchitecture`, else amd64). An invalid configuration gives `fallback`, as
-    virt-api keeps its last valid configuration (`configuration_error` says why).
+    virt-api keeps its last valid configuration (`configuration_error` says why). `release` (default: the
+    fallback's) is the KubeVirt release answered as: its default configuration is the base of the merge.
     """
+    release = release or fallback.release
     if not configuration:
-        return fallback
+        return fallback if release is fallback.release else with_release(fallback, release)
     kubevirt, spec_configuration = _spec_configuration(configuration)
     if kubevirt is not None:
-        return settings_from_kubevirt(kubevirt, fallback)
+        return settings_from_kubevirt(kubevirt, fallback, release)
     try:
-        merged = merge_configuration(spec_configuration)
+        merged = merge_configuration(spec_configuration, release)
         _validate(merged)
     except ConfigurationError:
-        return fallback
-    return _settings(merged, default_architecture(None, spec_configuration), origin="configuration")
+        return with_release(fallback, release)
+    return _settings(merged, default_architecture(None, spec_configuration), origin="configuration", release=release)
+
+
+def with_release(settings: ClusterSettings, release: ReleaseProfile) -> ClusterSettings:
+    """`settings` answered as `release` (the release's default configuration when `settings` has none)."""
+    if settings.release == release:
+        return settings
+    if not settings.configuration:
+        merged = release_defaults(release)
+        return _settings(merged, settings.architecture, origin=settings.origin, release=release)
+    return replace(settings, release=release)
 
 
 def kubevirt_problem(kubevirt: Mapping[str, Any]) -> str | None:
@@ -281,23 +306,24 @@ def kubevirt_problem(kubevirt: Mapping[str, Any]) -> str | None:
         return str(exc)
 
 
-def settings_from_kubevirt(kubevirt: Mapping[str, Any],
-                           fallback: ClusterSettings = DEFAULT_SETTINGS) -> ClusterSettings:
-    """ClusterSettings from a whole KubeVirt CR (its spec.configuration and status.defaultArchitecture);
-    `fallback` when the configuration is invalid."""
+def settings_from_kubevirt(kubevirt: Mapping[str, Any], fallback: ClusterSettings = DEFAULT_SETTINGS,
+                           release: ReleaseProfile | None = None) -> ClusterSettings:
+    """ClusterSettings from a whole KubeVirt CR (its spec.configuration and status.defaultArchitecture),
+    answered as `release` (default: the fallback's); `fallback` when the configuration is invalid."""
+    release = release or fallback.release
     spec = found if isinstance(found := kubevirt.get("spec"), Mapping) else {}
     spec_configuration = spec.get("configuration") or {}
     meta = found if isinstance(found := kubevirt.get("metadata"), Mapping) else {}
     try:
-        merged = merge_configuration(spec_configuration)
+        merged = merge_configuration(spec_configuration, release)
         _validate(merged)
     except ConfigurationError:
-        return fallback
+        return with_release(fallback, release)
     where = f"KubeVirt {meta.get('namespace') or ''}/{meta.get('name') or ''}".replace(" /", " ")
     generation = meta.get("generation")
     return _settings(merged, default_architecture(kubevirt, spec_configuration), origin=where,
                      generation=generation if isinstance(generation, int) else 0,
-                     resource_version=str(meta.get("resourceVersion") or ""))
+                     resource_version=str(meta.get("resourceVersion") or ""), release=release)
 
 
 def _created(obj: Mapping[str, Any]) -> tuple[str, str, str]:

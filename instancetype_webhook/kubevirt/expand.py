@@ -60,6 +60,7 @@ from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_pref
 from instancetype_webhook.kubevirt.goshape import go_printed
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.quantity import QuantityError
+from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
@@ -82,8 +83,9 @@ def has_references(vm: dict[str, Any]) -> bool:
     return spec.get("instancetype") is not None or spec.get("preference") is not None
 
 
-def find_specs(vm: dict[str, Any], source: Source) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    return find_instancetype_spec(vm, source), find_preference_spec(vm, source)
+def find_specs(vm: dict[str, Any], source: Source,
+               release: ReleaseProfile = MAIN_PROFILE) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    return find_instancetype_spec(vm, source, release), find_preference_spec(vm, source, release)
 
 
 def _copy_for_write(vm: dict[str, Any]) -> dict[str, Any]:
@@ -234,7 +236,7 @@ def expand(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SETTINGS
             finish_expansion(printed, references=False)
         return printed
     with _data_errors():
-        instancetype_spec, preference_spec = find_specs(vm, source)
+        instancetype_spec, preference_spec = find_specs(vm, source, settings.release)
     new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
     if causes:
         raise conflicts_error(causes)
@@ -247,4 +249,16 @@ def expand(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SETTINGS
 def expand_vm_spec(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """expand-vm-spec's answer: the expansion as Go prints it (see the module docstring)."""
     printed: dict[str, Any] = go_printed(expand(vm, source, settings))
+    if not settings.release.has(CREATION_TIMESTAMP_OMITTED):
+        _print_zero_creation_timestamps(printed)
     return printed
+
+
+def _print_zero_creation_timestamps(vm: dict[str, Any]) -> None:
+    """apimachinery before v0.34 (KubeVirt v1.7) prints a zero metav1.Time as `creationTimestamp: null`: in
+    every ObjectMeta of the VM (its own, its template's, each dataVolumeTemplate's)."""
+    spec = found if isinstance(found := vm.get("spec"), dict) else {}
+    templates = spec.get("dataVolumeTemplates")
+    for holder in [vm, spec.get("template"), *(templates if isinstance(templates, list) else ())]:
+        if isinstance(holder, dict):
+            holder.setdefault("metadata", {}).setdefault("creationTimestamp", None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.revision import stored_spec
 from instancetype_webhook.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
@@ -70,14 +71,16 @@ def not_found(resource: str, name: str) -> ExpandError:
     return ExpandError("notFound", f'{resource} "{name}" not found')
 
 
-def find_instancetype_spec(vm: dict[str, Any], source: Source) -> dict[str, Any] | None:
+def find_instancetype_spec(vm: dict[str, Any], source: Source,
+                           release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any] | None:
     """The instance type spec the VM references, or None without a matcher."""
-    return _find(vm, source, INSTANCETYPE_FAMILY)
+    return _find(vm, source, INSTANCETYPE_FAMILY, release)
 
 
-def find_preference_spec(vm: dict[str, Any], source: Source) -> dict[str, Any] | None:
+def find_preference_spec(vm: dict[str, Any], source: Source,
+                         release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any] | None:
     """The preference spec the VM references, or None without a matcher."""
-    return _find(vm, source, PREFERENCE_FAMILY)
+    return _find(vm, source, PREFERENCE_FAMILY, release)
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -85,7 +88,8 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _find(vm: dict[str, Any], source: Source, family: _Family) -> dict[str, Any] | None:
+def _find(vm: dict[str, Any], source: Source, family: _Family,
+          release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any] | None:
     spec = _obj(vm.get("spec")) if isinstance(vm, dict) else {}
     matcher = spec.get(family.matcher_key)
     if matcher is None:
@@ -95,7 +99,7 @@ def _find(vm: dict[str, Any], source: Source, family: _Family) -> dict[str, Any]
     namespace = _namespace(vm, source)
     revision = _find_revision(vm, matcher, namespace, source, family)
     if revision is not None:
-        return stored_spec(revision, (family.namespaced, family.cluster))
+        return stored_spec(revision, (family.namespaced, family.cluster), release)
     kind = family.resolve_kind(str(matcher.get("kind") or ""))
     name = str(matcher.get("name") or "")
     obj = source.get(kind, name, namespace)

@@ -19,10 +19,17 @@ import json
 from typing import Any
 
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 
-__all__ = ["SCHEME_NAME", "go_type_name", "stored_spec"]
+__all__ = ["SCHEME_NAME", "go_type_name", "scheme_name", "stored_spec"]
 
-SCHEME_NAME = "kubevirt.io/client-go/kubevirt/scheme/register.go:44"
+
+def scheme_name(release: ReleaseProfile = MAIN_PROFILE) -> str:
+    """The scheme named in a decode error: the line of client-go's register.go differs per release."""
+    return f"kubevirt.io/client-go/kubevirt/scheme/register.go:{release.scheme_register_line}"
+
+
+SCHEME_NAME = scheme_name()
 INSTANCETYPE_GV = "instancetype.kubevirt.io/v1beta1"
 
 _OPTIONS = ("WatchEvent", "ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions",
@@ -115,7 +122,7 @@ def _check_type(data: dict[str, Any], key: str) -> str:
     return value
 
 
-def decoded_type(data: Any) -> tuple[str, dict[str, Any] | None]:
+def decoded_type(data: Any, release: ReleaseProfile = MAIN_PROFILE) -> tuple[str, dict[str, Any] | None]:
     """(`%T` of what upstream decodes `data` into, the object) or raises the decode error."""
     if data is None:
         return "<nil>", None
@@ -132,14 +139,15 @@ def decoded_type(data: Any) -> tuple[str, dict[str, Any] | None]:
     type_name = go_type_name(group, version, kind)
     if type_name is None:
         gv = f"{group}/{version}" if group else version
-        raise _decode_error(f'no kind "{kind}" is registered for version "{gv}" in scheme "{SCHEME_NAME}"')
+        raise _decode_error(f'no kind "{kind}" is registered for version "{gv}" in scheme "{scheme_name(release)}"')
     return type_name, data
 
 
-def stored_spec(revision: dict[str, Any], kinds: tuple[str, str]) -> dict[str, Any]:
+def stored_spec(revision: dict[str, Any], kinds: tuple[str, str],
+                release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any]:
     """The spec of the object stored in `revision`, which must be one of `kinds` in v1beta1."""
     data = revision.get("data") if isinstance(revision, dict) else None
-    type_name, obj = decoded_type(data)
+    type_name, obj = decoded_type(data, release)
     if obj is None or obj.get("apiVersion") != INSTANCETYPE_GV or obj.get("kind") not in kinds:
         raise _fail(f"unexpected type in ControllerRevision: {type_name}")
     spec = obj.get("spec")

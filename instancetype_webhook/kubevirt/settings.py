@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
+
 # Upstream's default machine type per architecture (virt-config `architectureConfiguration`).
 DEFAULT_MACHINE_TYPES: Mapping[str, str] = MappingProxyType({"amd64": "q35", "arm64": "virt",
                                                              "s390x": "s390-ccw-virtio"})
@@ -30,6 +32,8 @@ class ClusterSettings:
     origin: str = "defaults"
     generation: int = 0  # metadata.generation of that KubeVirt CR (0: defaults)
     resource_version: str = ""
+    # The KubeVirt release answered as (kubevirt.releases): code asks `settings.release.has(CHANGE)`.
+    release: ReleaseProfile = MAIN_PROFILE
 
     def machine_type_for(self, architecture: str) -> str:
         """virt-config GetMachineType(arch): arm64 and s390x have their own, anything else gets amd64's."""
