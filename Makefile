@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine:
 #   make serve   start the webhook on the embedded default (bundled catalogue, self-signed TLS, 127.0.0.1:8443; the samples pick their policy by annotation)
-#   make test    install what the tests need and run them
+#   make test    install what the tests need, run the static checks (make lint, make typecheck) and the tests
 #   make image   build the container image (podman, or docker; tools/image/build.py, docs/install/image.md)
 #   make install-compiled   the compiled build (mypyc, as the image has it) in .venv-compiled, e.g. to benchmark it
 # Documentation: make docs (build the site into site/, --strict), make docs-serve (http://127.0.0.1:8000),
@@ -12,7 +12,7 @@ PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.installed
 
-.PHONY: serve test install install-compiled conformance sync-shared bench image clean docs docs-serve docs-reference
+.PHONY: serve test test-ci lint typecheck install install-compiled conformance sync-shared bench image clean docs docs-serve docs-reference
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -39,11 +39,26 @@ install-compiled:
 serve: $(STAMP)
 	$(VENV)/bin/instancetype-webhook serve --dev --host 127.0.0.1 --port 8443 --allow-vm-policy
 
-test: $(STAMP)
+# Everything a user's machine can run: the static checks, then the tests (what a machine lacks, e.g. podman or
+# Chromium, skips with one line naming it). `make test-ci` adds what only CI runs (.ci/run calls both).
+test: lint typecheck
 	$(PY) -m pytest -q
+
+test-ci: $(STAMP)
+	INSTANCETYPE_WEBHOOK_CI_TIER=1 $(PY) -m pytest -q -m ci_tier
+
+# ruff over the repository, and the floors of the package (import-linter: docs/architecture.md)
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
 
 conformance: $(STAMP)
 	$(VENV)/bin/instancetype-webhook conformance tests/data/shared/conformance
+	for release in v1.7.4 v1.8.4 v1.9.0; do \
+	  $(VENV)/bin/instancetype-webhook conformance --kubevirt-version $$release tests/data/shared/conformance | tail -1; done
 
 # Refresh the in-tree copy from ../shared (or $$INSTANCETYPE_WEBHOOK_SHARED); prints what changed.
 sync-shared:

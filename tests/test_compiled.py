@@ -136,6 +136,7 @@ NOT_COPIED = shutil.ignore_patterns(".git", ".venv*", "__pycache__", "build", "s
 
 
 @pytest.mark.slow
+@pytest.mark.ci_tier
 @pytest.mark.timeout(2400)
 def test_the_suites_pass_against_the_compiled_build(tmp_path):
     """All of compiled.py's modules compiled in a copy of the tree, then the core, server, CLI, source and
