@@ -34,7 +34,7 @@ def compiled_sources(wanted: str) -> list[str]:
         names = [name.strip() for name in wanted.split(",") if name.strip()]
         unknown = sorted(set(names) - set(modules))
         if unknown:
-            listed = "not among the modules instancetype_webhook/compiled.py lists"
+            listed = "not among the modules compiled.py lists"
             sys.exit(f"INSTANCETYPE_WEBHOOK_COMPILE: {listed}: {', '.join(unknown)}")
         modules = [name for name in modules if name in names]
     return [str(Path(*name.split(".")).with_suffix(".py")) for name in modules]

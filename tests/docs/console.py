@@ -2,11 +2,11 @@
 
 A ```console block is a list of commands, each a line starting with `$ ` (continued by a trailing `\\`
 or by a here-document) followed by the output it prints. All blocks of one page run in order in one
-fresh directory holding a copy of `examples/`, with `instancetype-webhook` on PATH; `curl` talks to a
-server started the way `make serve` starts it (its ports are rewritten to free ones). A block preceded
-by the line `<!-- illustrative -->` is not run. In expected output a line `...` stands for any number
-of lines and `...` inside a line for any text; uids, timestamps, temporary paths and certificate bytes
-are normalised on both sides.
+fresh directory holding a copy of `examples/` (and `tests/data`, the public cases, as a checkout has it),
+with `instancetype-webhook` on PATH; `curl` talks to a server started the way `make serve` starts it (its
+ports are rewritten to free ones). A block preceded by the line `<!-- illustrative -->` is not run. In
+expected output a line `...` stands for any number of lines and `...` inside a line for any text; uids,
+timestamps, temporary paths and certificate bytes are normalised on both sides.
 
     python -m tests.docs.console PAGE.md    prints every command of PAGE with the output it gives now
 """
@@ -210,6 +210,8 @@ def session(page_blocks: list[Block], ready_timeout: float = 60) -> Iterator[Ses
     with tempfile.TemporaryDirectory(prefix="docs-console-") as name:
         tmp = Path(name)
         shutil.copytree(ROOT / "examples", tmp / "examples")
+        (tmp / "tests").mkdir()
+        (tmp / "tests" / "data").symlink_to(ROOT / "tests" / "data")  # the public cases, as a checkout has them
         run = Session(tmp, _environment(tmp))
         if not page_uses_server(page_blocks):
             yield run

@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -131,7 +132,11 @@ def test_dry_run_is_answered_the_same(client: httpx.Client, server: Server):
     body = review(VM, dryRun=True)
     resp = post(client, "/mutate", body)
     assert resp["allowed"] and patch_of(resp)
-    line = next(json.loads(entry) for entry in server.logs().splitlines() if body["request"]["uid"] in entry)
+    deadline = time.monotonic() + 10  # the log line is written by the server's own process: read until it is there
+    while not (lines := [json.loads(e) for e in server.logs().splitlines() if body["request"]["uid"] in e]):
+        assert time.monotonic() < deadline, "no log line for the review"
+        time.sleep(0.05)
+    line = lines[0]
     assert line["dryRun"] is True and line["patchOps"] == len(patch_of(resp))
 
 
@@ -240,7 +245,7 @@ def test_preview(client: httpx.Client):
     flat_xml = client.post("/preview", content=orjson.dumps(desktop)).json()["domainXML"]
     assert '<input type="tablet" bus="usb">' in flat_xml
     from instancetype_webhook.admission.context import ReviewContext
-    from instancetype_webhook.server.app import domain_xml
+    from instancetype_webhook.admission.preview import domain_xml
     from instancetype_webhook.sources.catalog import load_catalog
 
     reference = domain_xml(desktop, "apps", ReviewContext(source=load_catalog(default_namespace="apps")))

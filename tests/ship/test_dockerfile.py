@@ -106,7 +106,7 @@ def test_builder_stage_builds_a_wheel_that_runs(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(target)}
     probe = ("import instancetype_webhook, instancetype_webhook.sources.catalog as c; src = c.load_catalog(); "
              "from instancetype_webhook.playground.routes import bundled_samples; assert len(bundled_samples()) == 5; "
-             "print(app.__file__); print(type(src).__name__)")
+             "print(instancetype_webhook.__file__); print(type(src).__name__)")
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out[0].startswith(str(target))
