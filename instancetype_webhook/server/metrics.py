@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import orjson
@@ -160,6 +160,7 @@ class State:
     synced: Callable[[], bool]
     cache_objects: Callable[[], dict[str, int]]
     certificate_not_after: Callable[[], float | None]
+    out_of_sync: Callable[[], dict[str, float]] = field(default=dict)  # seconds, by resource (0: in sync)
 
 
 class StateCollector:
@@ -170,19 +171,31 @@ class StateCollector:
         self.state = state
 
     def describe(self) -> list[Metric]:
-        return list(self._families(False, False, {}, None))
+        return [*self._families(False, False, {}, None), *self._staleness({})]
 
     def collect(self) -> Iterator[Metric]:
         s = self.state
-        return self._families(bool(s.ready()), bool(s.synced()), dict(s.cache_objects()), s.certificate_not_after())
+        yield from self._families(bool(s.ready()), bool(s.synced()), dict(s.cache_objects()),
+                                  s.certificate_not_after())
+        yield from self._staleness(dict(s.out_of_sync()))
+
+    @staticmethod
+    def _staleness(seconds: dict[str, float]) -> Iterator[Metric]:
+        gauge = GaugeMetricFamily(
+            "instancetype_webhook_reference_cache_out_of_sync_seconds",
+            "Seconds since the resource's cache was last known in sync (0 while listed and watching); "
+            "meanwhile its lookups are live GETs", labels=("resource",))
+        for resource, value in sorted(seconds.items()):
+            gauge.add_metric([resource], value)
+        yield gauge
 
     @staticmethod
     def _families(ready: bool, synced: bool, objects: dict[str, int], not_after: float | None) -> Iterator[Metric]:
         yield GaugeMetricFamily("instancetype_webhook_ready", "1 when /readyz answers 200 (synced, not draining)",
                                 value=int(ready))
         yield GaugeMetricFamily("instancetype_webhook_reference_cache_synced",
-                                "1 when every watched instance type / preference kind has been listed",
-                                value=int(synced))
+                                "1 when every watched kind has been listed and its watch holds (0 while a watch "
+                                "is broken or relisting)", value=int(synced))
         cache = GaugeMetricFamily("instancetype_webhook_reference_cache_objects", "Objects in the reference cache",
                                   labels=("resource",))
         for resource, count in sorted(objects.items()):
