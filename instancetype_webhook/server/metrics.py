@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 REQUEST_LABELS = ("endpoint", "operation", "kind", "outcome")
+CERTIFICATE_LABELS = ("issuer", "issuer_key_id", "fingerprint_sha256")
 
 
 class Latency:
@@ -161,6 +162,7 @@ class State:
     cache_objects: Callable[[], dict[str, int]]
     certificate_not_after: Callable[[], float | None]
     out_of_sync: Callable[[], dict[str, float]] = field(default=dict)  # seconds, by resource (0: in sync)
+    certificate: Callable[[], dict[str, str]] = field(default=dict)  # issuer, issuer_key_id, fingerprint_sha256
 
 
 class StateCollector:
@@ -171,13 +173,24 @@ class StateCollector:
         self.state = state
 
     def describe(self) -> list[Metric]:
-        return [*self._families(False, False, {}, None), *self._staleness({})]
+        return [*self._families(False, False, {}, None), *self._staleness({}), self._certificate({})]
 
     def collect(self) -> Iterator[Metric]:
         s = self.state
         yield from self._families(bool(s.ready()), bool(s.synced()), dict(s.cache_objects()),
                                   s.certificate_not_after())
         yield from self._staleness(dict(s.out_of_sync()))
+        yield self._certificate(dict(s.certificate()))
+
+    @staticmethod
+    def _certificate(info: dict[str, str]) -> Metric:
+        gauge = GaugeMetricFamily(
+            "instancetype_webhook_tls_certificate_info",
+            "1 for the serving certificate in use: its issuer, the issuer's key id (authority key id) and its "
+            "SHA-256 fingerprint", labels=CERTIFICATE_LABELS)
+        if info:
+            gauge.add_metric([info.get(label, "") for label in CERTIFICATE_LABELS], 1)
+        return gauge
 
     @staticmethod
     def _staleness(seconds: dict[str, float]) -> Iterator[Metric]:

@@ -226,7 +226,7 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     metrics.state(State(ready=hook.is_ready, synced=lambda: bool(getattr(source, "synced", True)),
                         cache_objects=functools.partial(cache_objects, source),
                         certificate_not_after=lambda: tls.not_after,
-                        out_of_sync=getattr(source, "out_of_sync", dict)))
+                        out_of_sync=getattr(source, "out_of_sync", dict), certificate=lambda: tls.info))
     tls.start()
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)
