@@ -164,7 +164,11 @@ matchConditions:
 {{- define "itw.webhookAnnotations" -}}
 {{- if eq .Values.tls.source "cert-manager" }}
 annotations:
+  {{- with .Values.tls.certManager.caBundleSecret }}
+  cert-manager.io/inject-ca-from-secret: {{ printf "%s/%s" $.Release.Namespace . }}
+  {{- else }}
   cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "itw.certificateName" .) }}
+  {{- end }}
 {{- end }}
 {{- end }}
 
