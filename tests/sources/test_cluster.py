@@ -172,7 +172,8 @@ def test_server_down_the_cache_is_not_trusted_then_resyncs(fake, source_for):
     src = source_for(fake)
     assert src.wait_synced(10)
     fake.stop()
-    eventually(lambda: not src.synced)
+    eventually(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
+    assert not src.synced
     with pytest.raises(SourceUnavailable):
         src.get(CLUSTER_INSTANCETYPE, "kept")
     with pytest.raises(SourceUnavailable):

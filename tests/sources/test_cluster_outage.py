@@ -86,7 +86,7 @@ def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
     assert cpu(src, "edited") == 2
 
     fake.stop()
-    eventually(lambda: not src.synced)
+    eventually(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
     assert registry.get_sample_value("instancetype_webhook_reference_cache_synced") == 0
     assert cpu(src, "edited") == "refused"  # the cached object is not answered while the watch is down
     eventually(lambda: not src.ready())  # past stale_after: /readyz is false
@@ -136,7 +136,7 @@ def test_a_deletion_during_the_gap_is_not_answered(fake, source_for):
     src = source_for(fake)
     assert src.wait_synced(10)
     fake.stop()
-    eventually(lambda: not src.synced)
+    eventually(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)
     fake.delete(it("doomed"), notify=False)
     fake.compact()
     fake.start()
