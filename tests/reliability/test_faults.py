@@ -114,7 +114,8 @@ def test_restart_with_new_history_relists(tmp_path: Path, fake: FakeAPIServer, c
     assert sockets(client, "small") == 2
     port = fake.port
     fake.stop()
-    assert "lookup failed" in str(sockets(client, "small")) and ready(client)  # refused, not answered stale
+    eventually(lambda: "lookup failed" in str(sockets(client, "small")), 5, "the break seen")  # refused, not stale
+    assert ready(client)
     restarted = FakeAPIServer(port=port, start_rv=50_000)  # a new resourceVersion history (e.g. a restore)
     try:
         restarted.add(instancetype("small", 6))
@@ -131,6 +132,7 @@ def test_unreachable_period_cache_answers_then_resyncs(fake: FakeAPIServer, clus
     server, client = cluster_server
     assert sockets(client, "small") == 2
     fake.stop()
+    eventually(lambda: "lookup failed" in str(sockets(client, "small")), 5, "the break seen by the watch")
     end = time.monotonic() + OUTAGE
     misses = answered = 0
     while time.monotonic() < end:
