@@ -160,6 +160,34 @@ def generate(hosts: list[str], *, days: int = 365, key_type: str = "ecdsa", rsa_
     return ServingBundle(_pem_cert(ca_cert), _pem_cert(leaf), _pem_key(key))
 
 
+BUNDLE_FILE = "ca-bundle.crt"
+
+
+def load_ca_certificates(pem: bytes, where: str) -> list[x509.Certificate]:
+    """The CA certificates of a PEM file (a caBundle may hold several); CertError when there is none, or one
+    that is not a CA."""
+    try:
+        found = x509.load_pem_x509_certificates(pem)
+    except ValueError as exc:
+        raise CertError(f"{where}: no PEM certificate in it") from exc
+    for cert in found:
+        try:
+            is_ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+        except x509.ExtensionNotFound:
+            is_ca = False
+        if not is_ca:
+            raise CertError(f"{where}: {cert.subject.rfc4514_string()} is not a CA certificate")
+    return found
+
+
+def rotation_bundle(old_ca_pem: bytes, new: ServingBundle, where: str = "the old CA file") -> bytes:
+    """The caBundle of a CA rotation's overlap: the old CA certificate(s), then the new one (PEM)."""
+    old = load_ca_certificates(old_ca_pem, where)
+    new_ca = x509.load_pem_x509_certificate(new.ca_cert_pem)
+    kept = [c for c in old if c.fingerprint(hashes.SHA256()) != new_ca.fingerprint(hashes.SHA256())]
+    return b"".join(_pem_cert(c) for c in kept) + new.ca_cert_pem
+
+
 def self_signed(hosts: list[str] | tuple[str, ...] = LOOPBACK_HOSTS, *, days: int = 1) -> tuple[bytes, bytes]:
     """(cert_pem, key_pem) of a throw-away self-signed ECDSA certificate for `hosts` (the server's `--dev`).
 
@@ -211,3 +239,21 @@ def write_bundle(bundle: ServingBundle, out_dir: str | os.PathLike[str], *, over
     _write(paths[CA_FILE], bundle.ca_cert_pem, 0o644)
     _write(paths[CERT_FILE], bundle.cert_pem, 0o644)
     return paths
+
+
+def write_ca_bundle(pem: bytes, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Write ca-bundle.crt (0644) into `out_dir`, which write_bundle made."""
+    path = Path(out_dir) / BUNDLE_FILE
+    if path.exists() and not overwrite:
+        raise CertError(f"refusing to overwrite {path} (pass --force to replace it)")
+    _write(path, pem, 0o644)
+    return path
+
+
+def key_id(cert_pem: bytes) -> str:
+    """The hex Subject Key Identifier of a certificate (for a CA: the authority key id of what it signs)."""
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    try:
+        return cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest.hex()
+    except x509.ExtensionNotFound:
+        return x509.SubjectKeyIdentifier.from_public_key(cert.public_key()).digest.hex()

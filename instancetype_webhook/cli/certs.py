@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from instancetype_webhook import certs
 
@@ -30,19 +31,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--san", action="append", default=[], metavar="HOST",
                         help="an extra DNS name or IP address for the serving certificate (repeatable)")
     parser.add_argument("--force", action="store_true", help="replace existing files in --out")
+    parser.add_argument("--rotate-from", metavar="OLD_CA", default=None,
+                        help="replace the CA: OLD_CA is the CA certificate(s) the webhook configurations trust now "
+                             "(PEM, e.g. the decoded caBundle). Also writes ca-bundle.crt (the old CA(s), then the "
+                             "new one) and prints that bundle as the caBundle for the overlap")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        old_ca = _read_old_ca(args.rotate_from)
         hosts = certs.service_hosts(args.service, args.namespace, args.cluster_domain) + list(args.san)
         bundle = certs.generate(hosts, days=args.days, key_type=args.key_type, rsa_bits=args.rsa_bits)
+        overlap = certs.rotation_bundle(old_ca, bundle, args.rotate_from) if old_ca is not None else None
         paths = certs.write_bundle(bundle, args.out, overwrite=args.force)
+        if overlap is not None:
+            paths[certs.BUNDLE_FILE] = certs.write_ca_bundle(overlap, args.out, overwrite=args.force)
     except (certs.CertError, OSError) as exc:
         print(f"instancetype-webhook certs: {exc}", file=sys.stderr)
         return 2
     for path in paths.values():
         print(f"wrote {path}", file=sys.stderr)
     print(f"serving certificate for: {', '.join(dict.fromkeys(hosts))}; valid {args.days} days", file=sys.stderr)
-    print(bundle.ca_bundle)
+    if overlap is None:
+        print(bundle.ca_bundle)
+        return 0
+    print(ROTATION_STEPS.format(bundle=paths[certs.BUNDLE_FILE], out=args.out,
+                                key_id=certs.key_id(bundle.ca_cert_pem)), file=sys.stderr)
+    print(certs.ca_bundle(overlap))
     return 0
+
+
+ROTATION_STEPS = """CA rotation, in three steps (stdout: the caBundle of step 1):
+  1. caBundle = {bundle} (old and new CA): update the webhook configurations, nothing else
+  2. put {out}/tls.crt and tls.key into the Secret; wait until every pod serves them
+     (every pod's instancetype_webhook_tls_certificate_info has issuer_key_id="{key_id}")
+  3. caBundle = {out}/ca.crt (the new CA alone)"""
+
+
+def _read_old_ca(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise certs.CertError(f"--rotate-from {path}: cannot read it: {exc.strerror}") from exc

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import orjson
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 REQUEST_LABELS = ("endpoint", "operation", "kind", "outcome")
+CERTIFICATE_LABELS = ("issuer", "issuer_key_id", "fingerprint_sha256")
 
 
 class Latency:
@@ -160,6 +161,8 @@ class State:
     synced: Callable[[], bool]
     cache_objects: Callable[[], dict[str, int]]
     certificate_not_after: Callable[[], float | None]
+    out_of_sync: Callable[[], dict[str, float]] = field(default=dict)  # seconds, by resource (0: in sync)
+    certificate: Callable[[], dict[str, str]] = field(default=dict)  # issuer, issuer_key_id, fingerprint_sha256
 
 
 class StateCollector:
@@ -170,19 +173,42 @@ class StateCollector:
         self.state = state
 
     def describe(self) -> list[Metric]:
-        return list(self._families(False, False, {}, None))
+        return [*self._families(False, False, {}, None), *self._staleness({}), self._certificate({})]
 
     def collect(self) -> Iterator[Metric]:
         s = self.state
-        return self._families(bool(s.ready()), bool(s.synced()), dict(s.cache_objects()), s.certificate_not_after())
+        yield from self._families(bool(s.ready()), bool(s.synced()), dict(s.cache_objects()),
+                                  s.certificate_not_after())
+        yield from self._staleness(dict(s.out_of_sync()))
+        yield self._certificate(dict(s.certificate()))
+
+    @staticmethod
+    def _certificate(info: dict[str, str]) -> Metric:
+        gauge = GaugeMetricFamily(
+            "instancetype_webhook_tls_certificate_info",
+            "1 for the serving certificate in use: its issuer, the issuer's key id (authority key id) and its "
+            "SHA-256 fingerprint", labels=CERTIFICATE_LABELS)
+        if info:
+            gauge.add_metric([info.get(label, "") for label in CERTIFICATE_LABELS], 1)
+        return gauge
+
+    @staticmethod
+    def _staleness(seconds: dict[str, float]) -> Iterator[Metric]:
+        gauge = GaugeMetricFamily(
+            "instancetype_webhook_reference_cache_out_of_sync_seconds",
+            "Seconds since the resource's cache was last known in sync (0 while listed and watching); "
+            "meanwhile its lookups are live GETs", labels=("resource",))
+        for resource, value in sorted(seconds.items()):
+            gauge.add_metric([resource], value)
+        yield gauge
 
     @staticmethod
     def _families(ready: bool, synced: bool, objects: dict[str, int], not_after: float | None) -> Iterator[Metric]:
         yield GaugeMetricFamily("instancetype_webhook_ready", "1 when /readyz answers 200 (synced, not draining)",
                                 value=int(ready))
         yield GaugeMetricFamily("instancetype_webhook_reference_cache_synced",
-                                "1 when every watched instance type / preference kind has been listed",
-                                value=int(synced))
+                                "1 when every watched kind has been listed and its watch holds (0 while a watch "
+                                "is broken or relisting)", value=int(synced))
         cache = GaugeMetricFamily("instancetype_webhook_reference_cache_objects", "Objects in the reference cache",
                                   labels=("resource",))
         for resource, count in sorted(objects.items()):

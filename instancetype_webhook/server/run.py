@@ -80,7 +80,7 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
             raise ServeError(f"cannot load the {where}: {exc}") from exc
         source.start()
         where = f"cluster ({settings.kubeconfig or 'in-cluster'})"
-        return source, lambda: source.synced, True, source.namespace_labels, where
+        return source, source.ready, True, source.namespace_labels, where
     from instancetype_webhook.sources.catalog import CatalogError, load_catalog
 
     try:
@@ -211,8 +211,10 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
                    deadline_action=settings.deadline_action, offload=offload, ready=ready,
                    configuration_status=configuration.describe)
     tls.on_reload = metrics.tls_reloads.inc
-    metrics.state(State(ready=hook.is_ready, synced=ready, cache_objects=functools.partial(cache_objects, source),
-                        certificate_not_after=lambda: tls.not_after))
+    metrics.state(State(ready=hook.is_ready, synced=lambda: bool(getattr(source, "synced", True)),
+                        cache_objects=functools.partial(cache_objects, source),
+                        certificate_not_after=lambda: tls.not_after,
+                        out_of_sync=getattr(source, "out_of_sync", dict), certificate=lambda: tls.info))
     tls.start()
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)

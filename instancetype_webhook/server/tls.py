@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 
 from instancetype_webhook.certs import self_signed
 
@@ -54,6 +55,7 @@ class ReloadingTLS:
         self._pem = b""
         self.current = self._build()
         self.not_after = certificate_not_after(self._pem)  # of the certificate in use (Unix time)
+        self.info = certificate_info(self._pem)
         self.listener = self._build()
         self.listener.sni_callback = self._select
         self._stop = threading.Event()
@@ -107,6 +109,7 @@ class ReloadingTLS:
             return False
         self.current, self._stamps = ctx, stamps
         self.not_after = certificate_not_after(self._pem)
+        self.info = certificate_info(self._pem)
         self.reloads += 1
         self.on_reload()
         log.info("TLS certificate reloaded from %s", self.cert)
@@ -135,6 +138,22 @@ def certificate_not_after(pem: bytes) -> float | None:
     except ValueError:
         return None
     return cert.not_valid_after_utc.timestamp()
+
+
+def certificate_info(pem: bytes) -> dict[str, str]:
+    """Who signed the serving certificate in use: its issuer, the issuer's key id (the authority key id;
+    two CAs of the same name differ there) and the certificate's SHA-256 fingerprint. Empty when it does
+    not parse."""
+    try:
+        cert = x509.load_pem_x509_certificate(pem)
+    except ValueError:
+        return {}
+    try:
+        issuer_key = cert.extensions.get_extension_for_class(x509.AuthorityKeyIdentifier).value.key_identifier
+    except x509.ExtensionNotFound:
+        issuer_key = None
+    return {"issuer": cert.issuer.rfc4514_string(), "issuer_key_id": issuer_key.hex() if issuer_key else "",
+            "fingerprint_sha256": cert.fingerprint(hashes.SHA256()).hex()}
 
 
 def dev_certificate(directory: Path, hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")) -> tuple[Path, Path]:

@@ -48,7 +48,9 @@ EARLY_EXIT_SECONDS = 5.0  # a worker failing this soon after its start is a conf
 RESTART_DELAY = 1.0
 MAX_GAUGES = frozenset({"instancetype_webhook_cluster_configuration_generation",
                         "instancetype_webhook_cluster_configuration_info",
-                        "instancetype_webhook_reference_cache_objects"})
+                        "instancetype_webhook_reference_cache_objects",
+                        "instancetype_webhook_reference_cache_out_of_sync_seconds",
+                        "instancetype_webhook_tls_certificate_info"})
 # the pod is only as ready (and its certificate only as fresh) as its worst worker
 MIN_GAUGES = frozenset({"instancetype_webhook_ready", "instancetype_webhook_reference_cache_synced",
                         "instancetype_webhook_tls_certificate_not_after_timestamp_seconds"})

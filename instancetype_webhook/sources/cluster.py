@@ -20,12 +20,24 @@ Namespaces, for the policy label), with the official `kubernetes` client.
 - The KubeVirt CRs (`kubevirt.io/v1` kubevirts, every namespace, or the one `kubevirt="ns/name"` names)
   are watched too: `configuration` (instancetype_webhook.sources.cluster_config) turns them into the ClusterSettings in
   use after every change. Without the KubeVirt API or the RBAC to read it, KubeVirt's defaults apply.
-- `synced` turns true once every kind has been listed; it stays true while the cache answers from
-  its last known state during an outage (`last_contact` tells how old that state is).
+- An informer is *in sync* once listed and while its watch holds. When the watch breaks (dropped
+  connection, API server gone, an error, 410) it is out of sync until it has relisted (or, after a
+  single dropped connection that reconnects at once, resumed its watch). Meanwhile the cache is not
+  trusted for its kind: `get()` does a live GET (not cached), and when that fails the lookup raises
+  `SourceUnavailable` (a retryable refusal), never an answer from the object the cache last saw.
+  Namespace policy labels and the KubeVirt configuration keep their last known state (virt-api keeps
+  its configuration too). `synced` is true while every informer is in sync; `ready()` stays true until
+  one has been out of sync for longer than `stale_after` seconds; `out_of_sync()` gives the seconds
+  per resource (what /metrics reports).
+- Reconnection follows client-go's reflector: a first delay of 0.8 s, doubled per failure, with jitter,
+  capped at `backoff_max`, back to 0.8 s once no failure has been seen for a minute. A successful
+  contact with the API server after a silence (another watch, a live GET) wakes the waiting informers,
+  so they relist as soon as the API server is back rather than at the end of their delay.
 """
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -68,6 +80,7 @@ LIST_PAGE = 500
 KUBEVIRT = "KubeVirt"
 KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL = "kubevirt.io", "v1", "kubevirts"
 REVISION = "ControllerRevision"
+CONTACT_GAP = 1.0  # seconds without an answer from the API server after which an answer wakes the informers
 OPTIONAL = (NAMESPACE, KUBEVIRT, REVISION)  # a cluster may lack these (or the RBAC to read them): the informer stops
 Key = tuple[str, str]  # (namespace or "", name)
 
@@ -78,16 +91,26 @@ class Gone(Exception):
 
 @dataclass
 class Backoff:
-    initial: float = 0.2
-    maximum: float = 30.0
-    current: float = 0.2
+    """client-go's reflector backoff: `initial` doubled per failure, times 1 + `jitter` x random, capped at
+    `maximum`; back to `initial` once no failure has been seen for `reset_after` seconds."""
+
+    initial: float = 0.8
+    maximum: float = 10.0
+    reset_after: float = 60.0
+    jitter: float = 1.0
+    current: float = 0.8
+    last_failure: float = float("-inf")
 
     def reset(self) -> None:
         self.current = self.initial
 
     def next(self) -> float:
+        now = time.monotonic()
+        if now - self.last_failure > self.reset_after:
+            self.reset()
+        self.last_failure = now
         delay, self.current = self.current, min(self.current * 2, self.maximum)
-        return delay
+        return min(delay * (1 + self.jitter * random.random()), self.maximum)  # noqa: S311 (not cryptographic)
 
 
 def _key(obj: dict[str, Any], namespaced: bool) -> Key:
@@ -114,6 +137,38 @@ class Informer:
         self.deletions = 0  # DELETED events (and relists) seen: a live GET that raced one is not cached
         self._stop, self._watch_timeout, self._backoff, self._contact = stop, watch_timeout, backoff, on_contact
         self._response: Any = None
+        self._wake = threading.Event()
+        self.out_since: float | None = time.monotonic()  # None while in sync: listed, and the watch holds
+        self.why = "not listed yet"  # why it is out of sync (the last failure)
+
+    @property
+    def in_sync(self) -> bool:
+        return self.out_since is None
+
+    def out_of_sync_seconds(self) -> float:
+        since = self.out_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def wake(self) -> None:
+        """End a reconnection delay now (the API server answers again)."""
+        self._wake.set()
+
+    def _in_sync(self) -> None:
+        if self.out_since is not None and self.synced.is_set():
+            log.info("%s: in sync again after %.1fs", self.name, time.monotonic() - self.out_since)
+        self.out_since = None
+
+    def _broken(self, why: str, relist: bool = False) -> None:
+        """The watch broke: the cache is out of sync until relisted. A watch that was in sync is resumed
+        (from its resourceVersion) if the next attempt gets through; once an attempt failed, the next
+        successful one relists."""
+        if self.out_since is None:
+            self.out_since = time.monotonic()
+        elif self.synced.is_set():
+            relist = True
+        if relist:
+            self.resource_version = None
+        self.why = why
 
     def run(self) -> None:
         while not self._stop.is_set():
@@ -125,32 +180,37 @@ class Informer:
                 if self._stop.is_set():
                     return
                 log.info("%s: resourceVersion %s is gone, relisting", self.name, self.resource_version)
-                self.resource_version = None
+                self._broken("resourceVersion gone (410)", relist=True)
             except ApiException as exc:
                 if self._stop.is_set():
                     return
                 if exc.status == 410:
-                    self.resource_version = None
+                    self._broken("resourceVersion gone (410)", relist=True)
                     continue
                 if exc.status in (401, 403, 404) and self.kind in OPTIONAL:
-                    why = f"cannot list {self.name} (HTTP {exc.status})"
-                    if self.on_unavailable is not None:
-                        self.on_unavailable(why)
-                    else:
-                        log.warning("%s; namespace policy labels are off", why)
-                    self.disabled = True
-                    self.synced.set()
-                    return
+                    return self._disable(exc.status)
                 self._pause(f"HTTP {exc.status} {exc.reason}")
             except Exception as exc:  # dropped connection, refused, timeout, bad chunk: reconnect later
                 if self._stop.is_set():
                     return
                 self._pause(f"{type(exc).__name__}: {exc}")
 
+    def _disable(self, status: int) -> None:
+        why = f"cannot list {self.name} (HTTP {status})"
+        if self.on_unavailable is not None:
+            self.on_unavailable(why)
+        else:
+            log.warning("%s; namespace policy labels are off", why)
+        self.disabled = True
+        self.out_since = None  # nothing to keep in sync
+        self.synced.set()
+
     def _pause(self, why: str) -> None:
+        self._broken(why)
         delay = self._backoff.next()
         log.warning("%s: %s; retrying in %.1fs", self.name, why, delay)
-        self._stop.wait(delay)
+        self._wake.clear()
+        self._wake.wait(delay)
 
     def _list(self) -> None:
         """List in pages of LIST_PAGE (as client-go's reflector does): each page is compacted before the
@@ -184,9 +244,9 @@ class Informer:
         # logged before `synced` is set: whoever waits on it (a test, the readiness probe) may move on at
         # once, and a line written after that could race the end of the waiter's log capture
         log.info("%s: listed %d objects at resourceVersion %s", self.name, count, self.resource_version)
+        self._in_sync()
         self.synced.set()
         self._contact()
-        self._backoff.reset()
 
     def _complete(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = compact(obj)
@@ -201,6 +261,8 @@ class Informer:
                            timeout_seconds=self._watch_timeout, _preload_content=False,
                            _request_timeout=(5, self._watch_timeout + 30))
         self._response = resp
+        self._in_sync()  # resumed from the resourceVersion: the events since then come first
+        self._contact()
         try:
             if self._stop.is_set():  # stopped while the watch was opening: close() found no response
                 return
@@ -230,7 +292,6 @@ class Informer:
         if rv:
             self.resource_version = rv
         self._contact()
-        self._backoff.reset()
 
     def close(self) -> None:
         resp = self._response
@@ -258,11 +319,12 @@ class ClusterSource:
     remote = True
 
     def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = 300,
-                 backoff_max: float = 30.0, namespaces: bool = True, revision_cache: int = 4096,
+                 backoff_max: float = 10.0, namespaces: bool = True, revision_cache: int = 4096,
                  kubevirt: str | None = None, cluster_fallback: ClusterSettings = DEFAULT_SETTINGS,
-                 watch_kubevirt: bool = True, watch_revisions: bool = True):
+                 watch_kubevirt: bool = True, watch_revisions: bool = True, stale_after: float = 60.0):
         self.api = api
         self.lookup_timeout = lookup_timeout
+        self.stale_after = stale_after  # ready() turns false once an informer is out of sync this long
         self.custom = k8s.CustomObjectsApi(api)
         # not k8s.CoreV1Api/AppsV1Api: their modules cost ~25 MB of RSS for three GET paths (rawget.py)
         self.core = self.apps = BuiltinReads(api)
@@ -309,7 +371,12 @@ class ClusterSource:
         return cls(k8s.ApiClient(configuration), **kw)
 
     def _touch(self) -> None:
-        self.last_contact = time.monotonic()
+        now = time.monotonic()
+        silent, self.last_contact = now - self.last_contact > CONTACT_GAP, now
+        if silent:  # the API server answers again: the informers waiting to reconnect try now
+            for informer in list(self.informers.values()):
+                if not informer.in_sync:
+                    informer.wake()
 
     def start(self) -> None:
         for informer in self.informers.values():
@@ -321,6 +388,7 @@ class ClusterSource:
         """Stop watching: close the open watches and wait (up to `timeout` seconds) for the threads to end."""
         self._stop.set()
         for informer in self.informers.values():
+            informer.wake()
             informer.close()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
@@ -328,7 +396,23 @@ class ClusterSource:
 
     @property
     def synced(self) -> bool:
-        return all(i.synced.is_set() for i in self.informers.values())
+        """Every informer listed and its watch holding: the cache can be vouched for."""
+        return all(i.synced.is_set() and i.in_sync for i in self.informers.values())
+
+    def ready(self) -> bool:
+        """Every informer listed, none out of sync for longer than `stale_after` seconds (meanwhile lookups
+        of its kind are live GETs)."""
+        return all(i.synced.is_set() and i.out_of_sync_seconds() <= self.stale_after
+                   for i in self.informers.values())
+
+    def out_of_sync(self) -> dict[str, float]:
+        """Seconds each informer has been out of sync (0 while in sync), by resource."""
+        return {i.name: round(i.out_of_sync_seconds(), 3) for i in list(self.informers.values())}
+
+    def cache_status(self) -> dict[str, dict[str, Any]]:
+        """Per resource: in sync or not, since how long, and why (for logs and readiness details)."""
+        return {i.name: {"inSync": i.in_sync, "outOfSyncSeconds": round(i.out_of_sync_seconds(), 3),
+                         **({} if i.in_sync else {"reason": i.why})} for i in list(self.informers.values())}
 
     def wait_synced(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -343,21 +427,24 @@ class ClusterSource:
         if informer is None or kind in OPTIONAL:
             return None
         key = ("" if kind in CLUSTER_SCOPED else (namespace or "default"), name)
-        obj = informer.store.get(key)
+        trusted = informer.in_sync
+        obj = informer.store.get(key) if trusted else None
         if obj is not None:
             return obj
         deletions = informer.deletions
-        obj = self._live_get(kind, key)
+        obj = self._live_get(kind, key)  # out of sync: always live, and not cached (the relist will be)
         if obj is None:
             return None
-        if informer.deletions != deletions:  # deleted (or relisted) meanwhile: the answer may be gone already
+        if not trusted or informer.deletions != deletions:  # deleted (or relisted) meanwhile: may be gone already
             return informer._complete(obj)
         return informer.store.setdefault(key, informer._complete(obj))
 
     def get_revision(self, name: str, namespace: str) -> dict[str, Any] | None:
         """The ControllerRevision `namespace`/`name` (a revision of one namespace never answers for another)."""
         key = (namespace, name)
-        cached = self._revisions.get(key)
+        watch = self.informers.get(REVISION)
+        trusted = watch is None or watch.in_sync  # a broken revision watch cannot evict: do not trust the cache
+        cached = self._revisions.get(key) if trusted else None
         if cached is not None:
             return cached
         with self._revisions_lock:
@@ -369,7 +456,7 @@ class ClusterSource:
             obj.setdefault("apiVersion", "apps/v1")
             with self._revisions_lock:
                 # cached only while the watch can evict it, and only if no event came in during the GET
-                if self._revisions_watched and epoch == self._revision_epoch:
+                if self._revisions_watched and trusted and epoch == self._revision_epoch:
                     if len(self._revisions) >= self._revision_cache:
                         self._revisions.pop(next(iter(self._revisions)))
                     self._revisions[key] = obj
@@ -439,6 +526,7 @@ class ClusterSource:
             resp = call(_preload_content=False, _request_timeout=(self.lookup_timeout, self.lookup_timeout))
         except ApiException as exc:
             if exc.status == 404:
+                self._touch()  # an answer all the same
                 return None
             raise SourceUnavailable(f"GET {what}: HTTP {exc.status} {exc.reason}") from exc
         except Exception as exc:  # timeouts, refused connections

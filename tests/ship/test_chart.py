@@ -289,3 +289,13 @@ def test_the_playground_is_never_on_in_the_chart(default_install, cert_manager_i
         args = check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
         assert not any(a == "--dev" or a.startswith("--dev=") for a in args)
         assert any(a.startswith("--tls-cert") for a in args) and any(a.startswith("--tls-key") for a in args)
+
+
+def test_cert_manager_ca_renewal_keeps_its_key_and_the_bundle_can_come_from_a_trust_bundle():
+    objs, _ = install({**CERT_MANAGER, "tls": {**CERT_MANAGER["tls"], "certManager": {"caBundleSecret": "trust"}}})
+    (ca,) = [c for c in by_kind(objs, "Certificate") if c["spec"].get("isCA")]
+    assert ca["spec"]["privateKey"]["rotationPolicy"] == "Never"
+    configs = [o for o in objs if o["kind"].endswith("WebhookConfiguration")]
+    inject = {"cert-manager.io/inject-ca-from-secret": f"{NAMESPACE}/trust"}
+    assert configs and all(o["metadata"]["annotations"] == inject for o in configs)
+    assert all("caBundle" not in h["clientConfig"] for o in configs for h in o["webhooks"])

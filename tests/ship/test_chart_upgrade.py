@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import helm_python as helm
+from cryptography import x509
 from ship_checks import Wiring, check_ca, load_documents
 
 from instancetype_webhook.certs import generate
@@ -129,3 +130,41 @@ def test_a_partial_secret_is_replaced_not_reused():
     assert rendered["data"]["tls.crt"] != "Zm9v"
     assert check_ca(objs, WIRING) == "caBundle"
 
+
+
+def _secret(bundle, previous: bytes | None = None) -> dict:
+    data = {"ca.crt": b64(bundle.ca_cert_pem), "tls.crt": b64(bundle.cert_pem), "tls.key": b64(bundle.key_pem)}
+    if previous is not None:
+        data["ca-previous.crt"] = b64(previous)
+    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": SECRET, "namespace": NAMESPACE}, "data": data}
+
+
+def _bundles(objs: list[dict]) -> set[bytes]:
+    return {base64.b64decode(h["clientConfig"]["caBundle"]) for o in objs if o["kind"].endswith("WebhookConfiguration")
+            for h in o["webhooks"]}
+
+
+def test_rotate_ca_keeps_the_old_ca_in_the_bundle_until_it_is_turned_off():
+    old = generate([f"{WIRING.service}.{NAMESPACE}.svc"])
+    path = f"/api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}"
+    # 1. rotateCA: a new CA and serving certificate; caBundle = old CA + new CA
+    with fake_api({path: _secret(old)}) as (kubeconfig, _):
+        objs = render_upgrade(kubeconfig, {"tls": {"helm": {"rotateCA": True}}})
+    (secret,) = [o for o in objs if o["kind"] == "Secret"]
+    new_ca = base64.b64decode(secret["data"]["ca.crt"])
+    assert new_ca != old.ca_cert_pem and base64.b64decode(secret["data"]["ca-previous.crt"]) == old.ca_cert_pem
+    assert _bundles(objs) == {old.ca_cert_pem + new_ca}
+    serving = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    serving.verify_directly_issued_by(x509.load_pem_x509_certificate(new_ca))  # the bundle's second CA signed it
+    # an upgrade while rotateCA is still on keeps the overlap (no second rotation)
+    with fake_api({path: secret}) as (kubeconfig, _):
+        again = render_upgrade(kubeconfig, {"tls": {"helm": {"rotateCA": True}}})
+    assert [o for o in again if o["kind"] == "Secret"][0]["data"] == secret["data"]
+    assert _bundles(again) == {old.ca_cert_pem + new_ca}
+    # 2. rotateCA off: the old CA leaves the bundle and the Secret
+    with fake_api({path: secret}) as (kubeconfig, _):
+        done = render_upgrade(kubeconfig)
+    (final,) = [o for o in done if o["kind"] == "Secret"]
+    assert "ca-previous.crt" not in final["data"] and final["data"]["tls.crt"] == secret["data"]["tls.crt"]
+    assert _bundles(done) == {new_ca}

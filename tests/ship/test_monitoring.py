@@ -27,6 +27,10 @@ PROMTOOL = "promtool (Debian: apt-get install prometheus)"
 SEL = f'job="{FULLNAME}", namespace="{NAMESPACE}"'
 POD = f'{SEL}, pod="p1"'
 METRIC = re.compile(r"\b(instancetype_webhook_[a-z_]+)\b")
+HOOKS = 'name=~".+\\\\.instancetype-webhook\\\\.io"'  # the API server's alerts: this chart's webhooks
+MUTATE = 'name="virtualmachines.mutate.instancetype-webhook.io"'
+APISERVER_ALERTS = {"InstancetypeWebhookCallsFailing", "InstancetypeWebhookFailOpen",
+                    "InstancetypeWebhookAPIServerLatencyHigh"}
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +70,11 @@ def test_rendered_objects(rendered):
     assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
     assert set(rules(rule)) == {"InstancetypeWebhookDown", "InstancetypeWebhookNotReady", "InstancetypeWebhookErrors",
                                 "InstancetypeWebhookLatencyHigh", "InstancetypeWebhookDenialsRising",
-                                "InstancetypeWebhookReferenceCacheNotSynced", "InstancetypeWebhookCertificateExpiring"}
-    for alert in rules(rule).values():
+                                "InstancetypeWebhookReferenceCacheNotSynced", "InstancetypeWebhookCertificateExpiring",
+                                *APISERVER_ALERTS}
+    for name, alert in rules(rule).items():
         assert alert["labels"]["severity"] in ("critical", "warning") and alert["annotations"]["summary"]
-        assert SEL in alert["expr"]  # only this release's webhook
+        assert (HOOKS if name in APISERVER_ALERTS else SEL) in alert["expr"]  # only this chart's webhook
     assert check_schemas([config_map]) == []
     assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert dashboard["uid"] == "instancetype-webhook"
@@ -103,7 +108,7 @@ def test_promtool_checks_the_rules_and_the_dashboard_queries(rendered, tmp_path:
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
     checked = subprocess.run([promtool, "check", "rules", str(tmp_path / "rules.yaml")], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 7 rules found" in checked.stdout
+    assert "SUCCESS: 10 rules found" in checked.stdout
     queries = [{"record": f"dashboard:query{i}", "expr": as_promql(e)}
                for i, e in enumerate(dashboard_queries(dashboard))]
     (tmp_path / "dashboard.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": queries}]}))
@@ -124,6 +129,21 @@ def histogram(low: float, high: float, per_minute: int) -> list[dict[str, str]]:
         out.append({"series": f'instancetype_webhook_request_duration_seconds_bucket{{{POD}, endpoint="mutate", '
                               f'le="{le}"}}', "values": counter(per_minute if inside else 0)})
     return out
+
+
+def apiserver_histogram(per_minute: int, slow: bool) -> list[dict[str, str]]:
+    """The API server's webhook latency histogram (its buckets 0.1, 2.5, 10, +Inf): every call between 2.5
+    and 10 s (`slow`) or under 0.1 s."""
+    out = []
+    for le in ("0.1", "2.5", "10", "+Inf"):
+        inside = le in ("10", "+Inf") or not slow
+        out.append({"series": f'apiserver_admission_webhook_admission_duration_seconds_bucket{{{MUTATE}, '
+                              f'type="admit", operation="CREATE", rejected="false", le="{le}"}}',
+                    "values": counter(per_minute if inside else 0)})
+    return out
+
+
+REJECTED = f'apiserver_admission_webhook_rejection_count{{{MUTATE}, type="admit", operation="CREATE"'
 
 
 # alert -> (series where it fires, eval time, $labels, $value as the annotation shows it), (series where it does not)
@@ -158,13 +178,28 @@ CASES: dict[str, tuple[list[dict[str, str]], str, dict[str, str], str, list[dict
           "values": f"{10 * 86400}x40"}], "30m", {"namespace": NAMESPACE, "pod": "p1"}, "9d 23h 30m 0s",
         [{"series": f"instancetype_webhook_tls_certificate_not_after_timestamp_seconds{{{POD}}}",
           "values": f"{30 * 86400}x40"}]),
+    "InstancetypeWebhookCallsFailing": (  # x509: certificate signed by unknown authority, 30 a minute
+        [{"series": f'{REJECTED}, error_type="calling_webhook_error", rejection_code="500"}}', "values": counter(30)}],
+        "15m", {"name": "virtualmachines.mutate.instancetype-webhook.io"}, "500m",
+        # denials the webhook answered, and another webhook's failures: not this alert
+        [{"series": f'{REJECTED}, error_type="no_error", rejection_code="422"}}', "values": counter(30)},
+         {"series": 'apiserver_admission_webhook_rejection_count{name="other.example.io", type="admit", '
+                    'operation="CREATE", error_type="calling_webhook_error", rejection_code="500"}',
+          "values": counter(30)}]),
+    "InstancetypeWebhookFailOpen": (
+        [{"series": f'apiserver_admission_webhook_fail_open_count{{{MUTATE}, type="admit"}}', "values": counter(6)}],
+        "15m", {"name": "virtualmachines.mutate.instancetype-webhook.io"}, "100m",
+        [{"series": f'apiserver_admission_webhook_fail_open_count{{{MUTATE}, type="admit"}}', "values": "0x60"}]),
+    "InstancetypeWebhookAPIServerLatencyHigh": (
+        apiserver_histogram(60, slow=True), "30m", {"name": "virtualmachines.mutate.instancetype-webhook.io"},
+        "9.925s", apiserver_histogram(60, slow=False)),
 }
 
 
 def expected_annotations(template: dict[str, str], labels: dict[str, str], value: str) -> dict[str, str]:
     out = {}
     for key, text in template.items():
-        text = re.sub(r"\{\{ \$value \| humanize\w+ \}\}", value, text)
+        text = re.sub(r"\{\{ \$value \| humanize\w* \}\}", value, text)
         out[key] = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], text)
     return out
 
@@ -222,3 +257,10 @@ def test_helm_lint_with_everything_on():
     report = helm.lint(str(CHART), values, strict=True, namespace=NAMESPACE)
     assert report["errors"] == []
     assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+def test_the_api_server_alerts_can_be_turned_off_alone():
+    objs, _ = install({"metrics": {"prometheusRule": {"enabled": True, "apiServer": {"enabled": False}}}})
+    assert APISERVER_ALERTS.isdisjoint(rules(by_kind(objs, "PrometheusRule")[0]))
+    objs, _ = install({"metrics": {"prometheusRule": {"enabled": True, "apiServer": {"failingPerSecond": 0.5}}}})
+    assert rules(by_kind(objs, "PrometheusRule")[0])["InstancetypeWebhookCallsFailing"]["expr"].endswith("> 0.5")

@@ -52,10 +52,10 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
 - RBAC: `fake.forbid(verb, plural)` answers that verb (create, update, patch, delete, get, list, watch)
   with the real 403 Forbidden Status.
 - Test controls: add/update/delete (optionally without telling watchers), compact, drop all watch
-  connections, hang GETs, count requests (`count("PATCH ")`), `writes` (stored changes made through
-  the HTTP API), `on_write` (a hook called before each HTTP write is applied, e.g. to make a
-  concurrent edit); stop (every open connection closes, as when a real server goes down) and start again
-  on the same port.
+  connections, hang GETs, fail the next GETs with 503 (`failing_gets`), count requests
+  (`count("PATCH ")`), `writes` (stored changes made through the HTTP API), `on_write` (a hook called before each HTTP
+  write is applied, e.g. to make a concurrent edit); stop (every open connection closes, as when a real
+  server goes down) and start again on the same port.
 """
 from __future__ import annotations
 
@@ -268,6 +268,7 @@ class FakeAPIServer:
         self.writes = 0
         self.reviews = 0
         self.hang_gets = 0.0
+        self.failing_gets = 0  # the next N GETs (lists, watches, reads) answer 503, as a server still starting
         self.bookmark_interval = bookmark_interval
         self.on_write: Callable[[str, Resource, str, str], None] | None = None  # (verb, res, ns, name)
         self.admission_config: Admission | None = None
@@ -889,6 +890,10 @@ class _Handler(BaseHTTPRequestHandler):
                     raise APIError(405, "MethodNotAllowed", "the server does not allow this method")
                 return self._send_json(200, self._discovery(path))
             if verb == "GET":
+                with fake.lock:
+                    failing, fake.failing_gets = fake.failing_gets > 0, max(fake.failing_gets - 1, 0)
+                if failing:
+                    raise APIError(503, "ServiceUnavailable", "the server is currently unable to handle the request")
                 if watch:
                     return self._watch(res, namespace, query)
                 if not name:

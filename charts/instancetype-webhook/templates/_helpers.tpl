@@ -75,19 +75,36 @@ app.kubernetes.io/part-of: instancetype-webhook
 Generated certificates (tls.source=helm): reuse the Secret already in the cluster when it can be
 looked up (upgrades keep the CA), otherwise generate a CA and a serving certificate. Computed once
 per render and cached in .Values so the Secret and both caBundles agree.
+CA rotation (tls.helm.rotateCA=true): a new CA and serving certificate replace the Secret's, and the
+old CA stays in the Secret (ca-previous.crt) and in caBundle (old + new) while rotateCA stays true;
+the next upgrade without it drops the old CA. "bundle" is what caBundle carries.
 */}}
 {{- define "itw.generatedTLS" -}}
 {{- if not .Values._generatedTLS }}
 {{- $secret := lookup "v1" "Secret" .Release.Namespace (include "itw.tlsSecretName" .) }}
+{{- $data := dict }}
 {{- if and $secret $secret.data (index $secret.data "ca.crt") (index $secret.data "tls.crt") (index $secret.data "tls.key") }}
-{{- $_ := set .Values "_generatedTLS" (dict "ca" (index $secret.data "ca.crt") "crt" (index $secret.data "tls.crt") "key" (index $secret.data "tls.key")) }}
+{{- $data = $secret.data }}
+{{- end }}
+{{- $rotate := .Values.tls.helm.rotateCA }}
+{{- $previous := "" }}
+{{- if and $data (or (not $rotate) (index $data "ca-previous.crt")) }}
+{{- if $rotate }}{{ $previous = index $data "ca-previous.crt" }}{{ end }}
+{{- $_ := set .Values "_generatedTLS" (dict "ca" (index $data "ca.crt") "crt" (index $data "tls.crt") "key" (index $data "tls.key")) }}
 {{- else }}
 {{- $days := int .Values.tls.helm.days }}
-{{- $ca := genCA (printf "%s CA" (include "itw.fullname" .)) $days }}
+{{- $ca := genCA (printf "%s CA %s" (include "itw.fullname" .) (now | date "2006-01-02T15:04Z")) $days }}
 {{- $hosts := include "itw.serviceHosts" . | fromJsonArray }}
 {{- $cert := genSignedCert (index $hosts 2) nil $hosts $days $ca }}
+{{- if and $rotate $data }}{{ $previous = index $data "ca.crt" }}{{ end }}
 {{- $_ := set .Values "_generatedTLS" (dict "ca" ($ca.Cert | b64enc) "crt" ($cert.Cert | b64enc) "key" ($cert.Key | b64enc)) }}
 {{- end }}
+{{- $bundle := .Values._generatedTLS.ca }}
+{{- if $previous }}
+{{- $bundle = printf "%s%s" ($previous | b64dec) (.Values._generatedTLS.ca | b64dec) | b64enc }}
+{{- end }}
+{{- $_ := set .Values._generatedTLS "previous" $previous }}
+{{- $_ := set .Values._generatedTLS "bundle" $bundle }}
 {{- end }}
 {{- end }}
 
@@ -124,7 +141,7 @@ clientConfig:
     port: {{ $ctx.Values.service.port }}
   {{- if eq $ctx.Values.tls.source "helm" }}
   {{- include "itw.generatedTLS" $ctx }}
-  caBundle: {{ $ctx.Values._generatedTLS.ca }}
+  caBundle: {{ $ctx.Values._generatedTLS.bundle }}
   {{- else if eq $ctx.Values.tls.source "secret" }}
   caBundle: {{ required "tls.caBundle is required with tls.source=secret" $ctx.Values.tls.caBundle }}
   {{- end }}
@@ -147,7 +164,11 @@ matchConditions:
 {{- define "itw.webhookAnnotations" -}}
 {{- if eq .Values.tls.source "cert-manager" }}
 annotations:
+  {{- with .Values.tls.certManager.caBundleSecret }}
+  cert-manager.io/inject-ca-from-secret: {{ printf "%s/%s" $.Release.Namespace . }}
+  {{- else }}
   cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "itw.certificateName" .) }}
+  {{- end }}
 {{- end }}
 {{- end }}
 
