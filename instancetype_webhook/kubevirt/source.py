@@ -34,6 +34,7 @@ class KindNotServed(LookupError):
     """
 
 
+@mypyc_attr(native_class=False)  # a Python class in the compiled build too (mypyc cannot subclass RuntimeError)
 class SourceUnavailable(RuntimeError):
     """A live source (the API server behind it) could not answer a lookup in time; `admission_message` is
     shown to the client. Raised by the sources, caught by whoever can answer without the object."""
