@@ -245,6 +245,9 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
              settings.policy, where, settings.tls_min_version, build_summary(),
              ", client certificates required" if settings.tls_client_ca else "",
              f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
+    release = ctx.cluster.release
+    log.log(logging.WARNING if release.assumed else logging.INFO, "answering as %s (from %s)", release.describe(),
+            release.source or "default")
     if playground is not None and worker in (None, 0):
         log.info("playground https://%s:%d/playground", settings.host, settings.port)
     try:
