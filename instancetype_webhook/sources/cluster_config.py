@@ -54,6 +54,7 @@ class ClusterConfiguration:
                         else "KubeVirt's defaults with the INSTANCETYPE_WEBHOOK_CLUSTER_* settings apply")
         self.reason = f"no KubeVirt CR found: {self.applies}"
         self._seen_cr = False
+        self.kubevirt: Mapping[str, Any] | None = None  # the KubeVirt CR whose configuration is in use
         self._invalid_version = ""
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
@@ -69,6 +70,13 @@ class ClusterConfiguration:
         if settings.origin.startswith("KubeVirt"):
             return f"{settings.origin} generation {settings.generation} (resourceVersion {settings.resource_version})"
         return self.reason
+
+    def settings_as(self, release: ReleaseProfile) -> ClusterSettings:
+        """The configuration in use answered as `release` (its defaults under the CR's spec.configuration):
+        what the cluster would answer after an upgrade to `release` (audit's upgrade preview)."""
+        if self.kubevirt is not None:
+            return settings_from_kubevirt(self.kubevirt, self.settings, release)
+        return replace(self.settings, release=release)
 
     def unavailable(self, why: str) -> None:
         """The KubeVirt CRs cannot be read (not installed, or no RBAC): the defaults apply."""
@@ -117,6 +125,7 @@ class ClusterConfiguration:
             return None
         # logged before the new settings are in use: whoever waits for them may move on at once
         log.info("cluster configuration: %s", self.describe(settings))
+        self.kubevirt = kubevirt
         if settings.release.describe() != self.settings.release.describe():
             log.log(logging.WARNING if release.assumed else logging.INFO, "KubeVirt release: %s (from %s)",
                     release.describe(), release.source)
