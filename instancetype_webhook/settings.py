@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from instancetype_webhook.kubevirt.releases import ReleaseProfile, resolve
 from instancetype_webhook.kubevirt.settings import ClusterSettings
 
 Policy = Literal["reference", "expand", "expandAll"]
@@ -55,6 +56,9 @@ class ServerSettings(BaseSettings):
     shutdown_grace: float = Field(10.0, ge=0, description="seconds to drain in-flight requests after that")
     provenance: bool = True
     kubevirt: str | None = Field(None, description="NAMESPACE/NAME of the KubeVirt CR (default: the one found)")
+    # The KubeVirt release answered as: `auto` reads the KubeVirt CR's status.observedKubeVirtVersion (offline:
+    # a KubeVirt object in --catalog, else main); anything else names the release (kubevirt.releases.resolve).
+    kubevirt_version: str = "auto"
     preserve_guest: bool = False  # write the auto-attached devices into flat VMs (a divergence from upstream)
     resize_handwritten: bool = True  # resize hand-written flat VMs when they name an instance type
     # The configuration without a usable KubeVirt CR (upstream defaults; the CR wins when there is one).
@@ -77,6 +81,21 @@ class ServerSettings(BaseSettings):
         if value is not None and (value.count("/") != 1 or not all(value.split("/"))):
             raise ValueError("give the KubeVirt CR as NAMESPACE/NAME")
         return value
+
+    @field_validator("kubevirt_version")
+    @classmethod
+    def _kubevirt_version(cls, value: str) -> str:
+        value = value.strip()
+        if value.lower() != "auto":
+            resolve(value)  # ValueError: names no supported release
+        return value or "auto"
+
+    def release_override(self) -> ReleaseProfile | None:
+        """The release --kubevirt-version names, or None for `auto` (the KubeVirt CR's)."""
+        if self.kubevirt_version.lower() == "auto":
+            return None
+        profile = resolve(self.kubevirt_version)
+        return ReleaseProfile(profile.release, profile.reported, profile.assumed, source="--kubevirt-version")
 
     def cluster_overridden(self) -> list[str]:
         """The INSTANCETYPE_WEBHOOK_CLUSTER_* settings given explicitly (they only apply without a KubeVirt CR)."""

@@ -130,7 +130,7 @@ def matcher_kind(matcher: dict[str, Any], instancetype: bool) -> str | None:
 
 
 def provenance(vm: dict[str, Any], namespace: str, source: Any, imprint: dict[str, Any] | None = None,
-               inferred: dict[str, dict[str, str]] | None = None) -> str:
+               inferred: dict[str, dict[str, str]] | None = None, kubevirt: str | None = None) -> str:
     """The provenance annotation value: what was inlined, as compact JSON.
 
     Per matcher: kind and name, plus `revision` when `revisionName` pinned a ControllerRevision,
@@ -138,6 +138,7 @@ def provenance(vm: dict[str, Any], namespace: str, source: Any, imprint: dict[st
     `inferFromVolume` resolved also has `inferredFrom`: the volume and the object whose labels named it
     (`{"volume", "kind", "namespace", "name"}`, from `inferred`). Then the imprint
     (`set`, `replaced`: what flattening wrote, instancetype_webhook/kubevirt/imprint.py), which a resize takes out.
+    Last `kubevirt`: the KubeVirt release the VM was flattened as (`v1.8.4`, `main`), when given.
     """
     spec = _dict(vm.get("spec"))
     out: dict[str, Any] = {}
@@ -160,6 +161,8 @@ def provenance(vm: dict[str, Any], namespace: str, source: Any, imprint: dict[st
                 entry["generation"] = meta["generation"]
         out[key] = entry
     out.update(imprint or {})
+    if kubevirt:
+        out["kubevirt"] = kubevirt
     return orjson.dumps(out).decode()
 
 

@@ -63,7 +63,7 @@ def stored_flat(vm: dict[str, Any], flat: dict[str, Any], namespace: str, ctx: R
         ops = make_patch(vm, flat)
     else:  # the patch and its imprint in one walk (instancetype_webhook.kubevirt.imprint.patch_and_imprint)
         ops, imprint = patch_and_imprint(vm, flat)
-        value = provenance(vm, namespace, ctx.source, imprint, inferred)
+        value = provenance(vm, namespace, ctx.source, imprint, inferred, ctx.cluster.release.name)
         annotated = with_annotation(flat, PROVENANCE_KEY, value)
         meta = vm.get("metadata")
         if flat.get("metadata") is meta and isinstance(meta, dict):  # the walk wrote nothing under /metadata

@@ -8,6 +8,11 @@ the webhook's own /mutate function. Exit status: 0 when no VM is refused, unreso
 With --report the results are also written as policy reports (one per namespace, replacing what the
 previous run wrote): `policyreport` is wgpolicyk8s.io/v1alpha2 PolicyReport, `openreports` is
 openreports.io/v1alpha1 Report. The only objects audit then writes are those reports.
+
+The upgrade preview: `--kubevirt-version R` (R not the cluster's release) assesses every VM as the cluster's
+own release (its KubeVirt CR's status.observedKubeVirtVersion) and as R, and lists after the table (or under
+`preview` in JSON/YAML) the VMs R would answer differently: another action (refused, unresolved, flattened),
+other fields written, other causes, another domain XML. The exit status stays that of the cluster's release.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import time
 from typing import Any
 
 from instancetype_webhook.cli.fleet import add_selection, open_for, with_progress
+from instancetype_webhook.cli.inputs import InputError, release_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,9 +74,24 @@ def _publish(args: argparse.Namespace, session: Any, api: Any, namespace: str | 
     return 0
 
 
-def run(args: argparse.Namespace) -> int:
+def _assess(args: argparse.Namespace, session: Any, namespace: str | None, shard: Any,
+            target: Any) -> tuple[list[Any], Any] | None:
+    """(findings, the upgrade preview or None) for the selection; None when the cluster could not be read."""
     from instancetype_webhook.fleet.audit import audit
-    from instancetype_webhook.fleet.report import audit_document, write_document, write_table
+    from instancetype_webhook.fleet.preview import preview
+
+    if target is None:
+        findings = with_progress(args, "audit", session, lambda total, tick: audit(
+            session.client, session.ctx, namespace, shard, total, tick), "audit: listing VMs: ")
+        return None if findings is None else (findings, None)
+    then = session.source.configuration.settings_as(target)
+    previewed = with_progress(args, "audit", session, lambda total, tick: preview(
+        session.client, session.ctx, then, namespace, shard, total, tick), "audit: listing VMs: ")
+    return None if previewed is None else (previewed.findings, previewed)
+
+
+def run(args: argparse.Namespace) -> int:
+    from instancetype_webhook.fleet.report import audit_document, write_document, write_preview, write_table
 
     if args.report and args.shard:
         print("audit: --report covers whole namespaces; it cannot be combined with --shard", file=sys.stderr)
@@ -78,6 +99,13 @@ def run(args: argparse.Namespace) -> int:
     if args.report_max_bytes < 65536:
         print("audit: --report-max-bytes must be at least 65536", file=sys.stderr)
         return 2
+    try:
+        target = release_option(args.kubevirt_version) if args.kubevirt_version else None
+    except InputError as exc:
+        print(f"audit: {exc}", file=sys.stderr)
+        return 2
+    if target is not None:  # the preview: the session answers as the cluster's own release
+        args = argparse.Namespace(**{**vars(args), "kubevirt_version": "auto"})
     opened = open_for(args, "audit")
     if isinstance(opened, int):
         return opened
@@ -86,15 +114,19 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(api, int):
         session.close()
         return api
-    findings = with_progress(args, "audit", session,
-                             lambda total, tick: audit(session.client, session.ctx, namespace, shard, total, tick),
-                             "audit: listing VMs: ")
-    if findings is None:
+    assessed = _assess(args, session, namespace, shard, target)
+    if assessed is None:
         return 2
+    findings, previewed = assessed
     if args.output == "table":
         write_table(findings, sys.stdout, f"policy {args.policy}")
+        if previewed is not None:
+            write_preview(previewed, sys.stdout)
     else:
-        write_document(audit_document(args.policy, findings), args.output, sys.stdout)
+        document = audit_document(args.policy, findings)
+        if previewed is not None:
+            document["preview"] = previewed.to_dict()
+        write_document(document, args.output, sys.stdout)
     if api is not None and _publish(args, session, api, namespace, findings):
         return 2
     if args.exit_zero:

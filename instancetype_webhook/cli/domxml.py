@@ -27,7 +27,15 @@ import sys
 from typing import TextIO
 
 from instancetype_webhook.cli.expand import print_rejection
-from instancetype_webhook.cli.inputs import InputError, MutationDenied, add_old_argument, print_denial, read_request
+from instancetype_webhook.cli.inputs import (
+    InputError,
+    MutationDenied,
+    add_old_argument,
+    add_release_argument,
+    announce,
+    print_denial,
+    read_request,
+)
 from instancetype_webhook.domxml import DomainError, render_domain
 from instancetype_webhook.domxml.cluster import domain_config_from_settings
 from instancetype_webhook.domxml.stored import POLICIES, render_stored_vm
@@ -48,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a VM or VMI and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     add_old_argument(p)
+    add_release_argument(p)
     p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")
     p.add_argument("--policy", choices=POLICIES, default="expand",
                    help="how the VM is stored before it starts: flat (default) or with its references")
@@ -60,7 +69,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdin: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        request = read_request(args.filename, stdin or sys.stdin, args.catalog, getattr(args, "old", None))
+        request = read_request(args.filename, stdin or sys.stdin, args.catalog, getattr(args, "old", None),
+                               getattr(args, "kubevirt_version", "main"))
+        announce(request.inputs.release, err)
         subject = request.subject(SUBJECT_KINDS)
         config = domain_config_from_settings(request.settings)
         if subject.get("kind") == "VirtualMachineInstance":

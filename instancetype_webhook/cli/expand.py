@@ -25,7 +25,15 @@ import jsonpatch
 import orjson
 import yaml
 
-from instancetype_webhook.cli.inputs import InputError, MutationDenied, add_old_argument, print_denial, read_request
+from instancetype_webhook.cli.inputs import (
+    InputError,
+    MutationDenied,
+    add_old_argument,
+    add_release_argument,
+    announce,
+    print_denial,
+    read_request,
+)
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import expand_vm_spec
 from instancetype_webhook.sources.catalog import CatalogError
@@ -45,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a VM and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     add_old_argument(p)
+    add_release_argument(p)
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--provenance", action="store_true",
@@ -55,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        request = read_request(args.filename, sys.stdin, args.catalog, getattr(args, "old", None))
+        request = read_request(args.filename, sys.stdin, args.catalog, getattr(args, "old", None),
+                               getattr(args, "kubevirt_version", "main"))
+        announce(request.inputs.release, err)
         vm = request.subject((VM_KIND,))
         mutated = request.mutate(vm, err)
     except (InputError, CatalogError) as exc:

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from instancetype_webhook.cli.inputs import add_release_argument
 from instancetype_webhook.settings import POLICIES
 
 T = TypeVar("T")
@@ -24,6 +25,7 @@ def add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-provenance", dest="provenance", action="store_false",
                    help="no expanded-from annotation (as serve --no-provenance)")
     p.add_argument("--preserve-guest", action="store_true", help="as serve --preserve-guest")
+    add_release_argument(p, default=None, shown="auto: the KubeVirt CR's, or INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION")
     p.add_argument("--shard", help="I/N: only the VMs whose stable hash falls in shard I of N (I may be `job`: "
                                    "the Indexed Job's JOB_COMPLETION_INDEX)")
     p.add_argument("--page-size", type=int, default=500, help="LIST page size (limit), default 500")
@@ -61,6 +63,8 @@ def open_for(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any] | i
 def server_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The serve settings these flags stand for; an unset flag leaves the INSTANCETYPE_WEBHOOK_* variable."""
     given: dict[str, Any] = {"policy": args.policy}
+    if getattr(args, "kubevirt_version", None) is not None:
+        given["kubevirt_version"] = args.kubevirt_version
     for flag, name, value in (("allow_vm_policy", "allow_vm_policy", True), ("provenance", "provenance", False),
                               ("preserve_guest", "preserve_guest", True)):
         if getattr(args, flag) == value:

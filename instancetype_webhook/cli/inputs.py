@@ -8,6 +8,10 @@ another directory; `build_source` builds that source). A `kubevirt.io/v1` KubeVi
 configuration (`Inputs.cluster_settings`); a VirtualMachineInstance is a running VM's VMI (`Inputs.vmis`,
 read by `plan`). `--old FILE` is the stored VM of an UPDATE.
 
+`--kubevirt-version R` (`add_release_argument`; default main) answers as KubeVirt release R: the documents
+and the catalogue are pruned as R's API server would store them (`kubevirt.prune`), and the settings carry
+R's profile. `auto` takes the release a KubeVirt object among the documents reports in its status.
+
 `read_request` reads all of that into a `Request`; `Request.mutate` runs the VM mutating webhook's
 instancetype stage (`instancetype_webhook.kubevirt.mutator.mutate_vm`, with the old VM on an UPDATE) as the API server
 would before anything else sees the VM, and raises `MutationDenied` when it denies. Anything unreadable
@@ -21,8 +25,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from instancetype_webhook.kubevirt.causes import Verdict
-from instancetype_webhook.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt
+from instancetype_webhook.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt, with_release
 from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
+from instancetype_webhook.kubevirt.prune import prune_object
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile, from_kubevirt, resolve
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
@@ -49,6 +55,7 @@ class Inputs:
     """What the files held: the documents of each file, in order, and every reference object."""
 
     files: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    release: ReleaseProfile = MAIN_PROFILE
 
     @property
     def documents(self) -> list[dict[str, Any]]:
@@ -73,7 +80,7 @@ class Inputs:
         than one, or for a configuration virt-api would refuse."""
         kubevirts = [doc for doc in self.documents if doc.get("kind") == KUBEVIRT]
         if not kubevirts:
-            return DEFAULT_SETTINGS
+            return with_release(DEFAULT_SETTINGS, self.release)
         if len(kubevirts) > 1:
             raise InputError(f"{len(kubevirts)} KubeVirt objects; give at most one")
         kubevirt = kubevirts[0]
@@ -82,7 +89,49 @@ class Inputs:
         problem = kubevirt_problem(kubevirt)
         if problem is not None:
             raise InputError(f"the KubeVirt object's configuration is invalid: {problem}")
-        return settings_from_kubevirt(kubevirt)
+        return settings_from_kubevirt(kubevirt, release=self.release)
+
+    def kubevirt(self) -> dict[str, Any] | None:
+        """The first KubeVirt object among the documents (what `--kubevirt-version auto` reads), or None."""
+        return next((doc for doc in self.documents if doc.get("kind") == KUBEVIRT), None)
+
+    def as_release(self, version: str | None) -> Inputs:
+        """The documents as release `version`'s API server stores them (`auto`: the KubeVirt object's)."""
+        release = release_option(version)
+        if release is None:
+            release = from_kubevirt(self.kubevirt())
+        files = [(origin, [prune_object(doc, release) for doc in docs]) for origin, docs in self.files]
+        return Inputs(files, release)
+
+
+def add_release_argument(parser: Any, default: str | None = "main", where: str = "", shown: str | None = None) -> None:
+    """`--kubevirt-version R`: the KubeVirt release the command answers as (one helper for every command)."""
+    parser.add_argument("--kubevirt-version", metavar="R", default=default,
+                        help="answer as KubeVirt release R (v1.7.x, v1.8.x, v1.9.x, main; e.g. v1.8.4): inputs "
+                             "given as files are pruned as R's API server stores them; `auto` reads the release "
+                             f"the KubeVirt CR reports{where} (default {shown or default})")
+
+
+def release_option(version: str | None) -> ReleaseProfile | None:
+    """The profile `--kubevirt-version` names (None for `auto`); InputError with one line when it names none."""
+    if version is not None and version.strip().lower() == "auto":
+        return None
+    try:
+        profile = resolve(version)
+    except ValueError as exc:
+        raise InputError(f"--kubevirt-version: {exc}") from exc
+    return ReleaseProfile(profile.release, profile.reported, profile.assumed, source="--kubevirt-version")
+
+
+def release_note(release: ReleaseProfile) -> str | None:
+    """A line for stderr when the release answered as was assumed (an upgrade, a suffix, no release known)."""
+    return f"answering as {release.describe()}" if release.assumed else None
+
+
+def announce(release: ReleaseProfile, err: TextIO) -> None:
+    note = release_note(release)
+    if note is not None:
+        err.write(f"note: {note}\n")
 
 
 def read_text(path: str, stdin: TextIO | None = None) -> str:
@@ -140,10 +189,12 @@ def read_subject(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...])
     return subjects[0], inputs
 
 
-def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any]) -> InMemorySource:
-    """The catalogue's objects, then the given ones on top (they win on the same kind/namespace/name)."""
+def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any],
+                 release: ReleaseProfile = MAIN_PROFILE) -> InMemorySource:
+    """The catalogue's objects (as `release` stores them), then the given ones on top (they win on the same
+    kind/namespace/name)."""
     namespace = (vm.get("metadata") or {}).get("namespace") or "default"
-    source = load_catalog(catalog, default_namespace=namespace)
+    source = load_catalog(catalog, default_namespace=namespace, release=release)
     for obj in objects:
         source.add(obj)
     return source
@@ -211,12 +262,14 @@ class Request:
         return mutation.vm
 
 
-def read_request(paths: list[str], stdin: TextIO | None, catalog: str | None, old: str | None = None) -> Request:
-    """Everything the -f files, --catalog and --old give; InputError (or CatalogError) when unreadable."""
-    inputs = read_inputs(paths, stdin)
-    old_vm = read_old_vm(old, stdin) if old else None
+def read_request(paths: list[str], stdin: TextIO | None, catalog: str | None, old: str | None = None,
+                 version: str | None = "main") -> Request:
+    """Everything the -f files, --catalog and --old give, as release `version` stores it; InputError (or
+    CatalogError) when unreadable."""
+    inputs = read_inputs(paths, stdin).as_release(version)
+    old_vm = prune_object(read_old_vm(old, stdin), inputs.release) if old else None
     first_vm = inputs.vms[0] if inputs.vms else (old_vm or {})
-    source = build_source(inputs.reference_objects, catalog, first_vm)
+    source = build_source(inputs.reference_objects, catalog, first_vm, inputs.release)
     return Request(inputs, old_vm, source, inputs.cluster_settings())
 
 

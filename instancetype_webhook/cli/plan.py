@@ -32,11 +32,20 @@ import sys
 from typing import Any, TextIO
 
 from instancetype_webhook.admission.policy import Policy
-from instancetype_webhook.cli.inputs import InputError, build_source, read_inputs
-from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt
+from instancetype_webhook.cli.inputs import (
+    InputError,
+    add_release_argument,
+    build_source,
+    read_inputs,
+    release_note,
+    release_option,
+)
+from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt, with_release
 from instancetype_webhook.kubevirt.liveupdate import Plan, Started, StartError, plan_update, start_vm
 from instancetype_webhook.kubevirt.liveupdate.revisions import LayeredSource
 from instancetype_webhook.kubevirt.liveupdate.rows import Row, outcome_rows, show
+from instancetype_webhook.kubevirt.prune import prune_object
+from instancetype_webhook.kubevirt.releases import from_kubevirt
 from instancetype_webhook.kubevirt.resize import named
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import InMemorySource, Source
@@ -64,6 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--catalog", metavar="DIR", help="offline: the manifests under DIR instead of the bundled catalogue")
     p.add_argument("--policy", choices=POLICIES, default="reference",
                    help="this webhook's policy: under expand/expandAll the flat VM it would store is planned")
+    add_release_argument(p, default="", where=" (on a cluster: the default)")
     p.add_argument("-o", "--output", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
 
@@ -138,7 +148,7 @@ def _gather(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterS
 
 
 def _from_files(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
-    inputs = read_inputs(args.filename, sys.stdin)
+    inputs = read_inputs(args.filename, sys.stdin).as_release(args.kubevirt_version or "main")
     if len(inputs.vms) != 1:
         raise PlanInputError(f"{len(inputs.vms) or 'no'} VirtualMachine(s) in {', '.join(args.filename)}; "
                              "give exactly one (the VM as started)")
@@ -146,13 +156,13 @@ def _from_files(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Clus
         raise PlanInputError(f"{len(inputs.vmis)} VirtualMachineInstances; give at most one (the running VMI)")
     vm = inputs.vms[0]
     settings = inputs.cluster_settings()
-    source = build_source(inputs.reference_objects, args.catalog, vm)
+    source = build_source(inputs.reference_objects, args.catalog, vm, inputs.release)
     if args.policy != "reference":  # the VM as this webhook stored it at creation (flat)
         vm = _stored_by_webhook(args.policy, vm, None, source, settings)
-    new_vm = _edited(args, vm)
+    new_vm = prune_object(_edited(args, vm), inputs.release)
     _check_same_vm(vm, new_vm)
     started = start_vm(vm, source, settings)
-    notes = []
+    notes = [note for note in [release_note(inputs.release)] if note]
     if inputs.vmis:
         started = Started(started.stored_vm, started.start_spec, started.source, inputs.vmis[0])
     else:
@@ -188,7 +198,9 @@ def _from_cluster(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Cl
         running = read_running(client, namespace, args.name, extra)
     except RunningError as exc:
         raise PlanInputError(str(exc)) from exc
-    settings = settings_from_kubevirt(running.kubevirt) if running.kubevirt else DEFAULT_SETTINGS
+    release = release_option(args.kubevirt_version or "auto") or from_kubevirt(running.kubevirt)
+    settings = (settings_from_kubevirt(running.kubevirt, release=release) if running.kubevirt
+                else with_release(DEFAULT_SETTINGS, release))
     if args.instancetype or args.preference:  # the objects the new size names
         from instancetype_webhook.sources.running import referenced_objects
 
@@ -196,9 +208,9 @@ def _from_cluster(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Cl
         running.objects += referenced_objects(client, [resized], namespace)
     base = InMemorySource(running.objects, default_namespace=namespace)
     started = Started(running.vm, running.start_spec, LayeredSource(base), running.vmi)
-    new_vm = _edited(args, running.vm)
+    new_vm = prune_object(_edited(args, running.vm), release)
     _check_same_vm(running.vm, new_vm)
-    return started, new_vm, settings, running.notes
+    return started, new_vm, settings, [*running.notes, *[n for n in [release_note(release)] if n]]
 
 
 def _under_policy(policy: Policy, started: Started, new_vm: dict[str, Any],

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from instancetype_webhook.cli.inputs import add_release_argument
 from instancetype_webhook.settings import POLICIES, ServerSettings
 
 
@@ -35,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     src.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     src.add_argument("--kubeconfig", metavar="FILE", help="read the references from this cluster (read-only)")
     p.add_argument("--kubevirt", metavar="NAMESPACE/NAME", help="the KubeVirt CR (with --kubeconfig)")
+    add_release_argument(p, default="auto", shown="auto: with --kubeconfig the cluster's KubeVirt CR, offline main")
     p.add_argument("--policy", choices=POLICIES, default="reference", help="the server's policy (default reference)")
     p.add_argument("--allow-vm-policy", action="store_true",
                    help="let the VM's annotation instancetype-webhook.kubevirt.io/policy choose the policy")
@@ -42,13 +44,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def samples_and_objects(paths: list[str]) -> tuple[list[Any], list[dict[str, Any]]]:
-    """The -f files' VMs as samples (after the bundled ones) and their reference objects."""
+def samples_and_objects(paths: list[str], version: str = "main") -> tuple[list[Any], list[dict[str, Any]]]:
+    """The -f files' VMs as samples (after the bundled ones) and their reference objects (as release `version`
+    stores them)."""
     from instancetype_webhook.cli.inputs import read_inputs
     from instancetype_webhook.playground.routes import Sample, bundled_samples
     from instancetype_webhook.playground.yamlpos import dump
 
-    inputs = read_inputs(paths)
+    inputs = read_inputs(paths).as_release(version)
     samples = bundled_samples()
     for origin, docs in inputs.files:
         vms = [doc for doc in docs if doc.get("kind") == "VirtualMachine"]
@@ -70,12 +73,13 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        samples, objects = samples_and_objects(args.filename)
+        samples, objects = samples_and_objects(args.filename, args.kubevirt_version)
     except (InputError, CatalogError, OSError) as exc:
         print(f"playground: {exc}", file=sys.stderr)
         return 2
     given = {"host": args.host, "port": args.port, "dev": True, "metrics_port": 0, "policy": args.policy,
-             "allow_vm_policy": args.allow_vm_policy, "log_level": args.log_level, "shutdown_delay": 0}
+             "allow_vm_policy": args.allow_vm_policy, "log_level": args.log_level, "shutdown_delay": 0,
+             "kubevirt_version": args.kubevirt_version}
     given.update({k: getattr(args, k) for k in ("catalog", "kubeconfig", "kubevirt") if getattr(args, k)})
     try:
         settings = ServerSettings(**given)

@@ -20,7 +20,7 @@ import sys
 from typing import Any, TextIO
 
 from instancetype_webhook.cli.expand import VM_KIND, print_diff, render
-from instancetype_webhook.cli.inputs import InputError, build_source, read_subject
+from instancetype_webhook.cli.inputs import InputError, add_release_argument, announce, build_source, read_subject
 from instancetype_webhook.sources.catalog import CatalogError
 
 
@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--instancetype", metavar="[KIND/]NAME", help="the new instance type")
     p.add_argument("--preference", metavar="[KIND/]NAME", help="the new preference")
     p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
+    add_release_argument(p)
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--no-handwritten", dest="handwritten", action="store_false",
@@ -49,9 +50,12 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print("error: name the new size: --instancetype NAME and/or --preference NAME", file=err)
         return 2
     try:
-        vm, inputs = read_subject(args.filename, sys.stdin, (VM_KIND,))
-        source = build_source(inputs.reference_objects, args.catalog, vm)
+        _, given = read_subject(args.filename, sys.stdin, (VM_KIND,))
+        inputs = given.as_release(getattr(args, "kubevirt_version", "main"))
+        vm = inputs.vms[0]
+        source = build_source(inputs.reference_objects, args.catalog, vm, inputs.release)
         settings = inputs.cluster_settings()
+        announce(inputs.release, err)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2

@@ -10,6 +10,7 @@ import sys
 
 from pydantic import ValidationError
 
+from instancetype_webhook.cli.inputs import add_release_argument
 from instancetype_webhook.settings import POLICIES, ServerSettings
 
 
@@ -36,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kubevirt", metavar="NAMESPACE/NAME", default=S,
                    help="the KubeVirt CR whose spec.configuration is the cluster configuration (default: the one "
                         "found in any namespace; without one, KubeVirt's defaults)")
+    add_release_argument(p, default=S, shown="auto: the cluster's KubeVirt CR; offline a KubeVirt object in "
+                         "--catalog, else main")
     p.add_argument("--preserve-guest", action="store_true", default=S,
                    help="write the devices virt-controller auto-attaches into flattened VMs, so the guest keeps "
                         "the hardware it has with its references (a deliberate divergence from upstream's flat VM)")

@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from instancetype_webhook.cli.inputs import InputError, add_old_argument, read_request
+from instancetype_webhook.cli.inputs import InputError, add_old_argument, add_release_argument, announce, read_request
 from instancetype_webhook.kubevirt.admission import admit_object, validate_vm
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.mutator import mutate_vm
@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--catalog", metavar="DIR",
                         help="directory of instance types/preferences (default: the bundled catalogue)")
     add_old_argument(parser)
+    add_release_argument(parser)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (default text)")
     parser.set_defaults(func=run)
 
@@ -95,7 +96,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         stdin: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None))
+        request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None),
+                               getattr(args, "kubevirt_version", "main"))
+        announce(request.inputs.release, err)
         todo = subjects(request.inputs)
         if not todo:
             raise InputError(f"{request.inputs.files[0][0]}: "

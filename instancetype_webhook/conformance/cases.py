@@ -14,7 +14,7 @@ from typing import Any
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.configuration import settings_from_configuration
 from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
-from instancetype_webhook.kubevirt.prune import kind_of, prune_to_release
+from instancetype_webhook.kubevirt.prune import prune_object, prune_to_release
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import (
@@ -64,15 +64,7 @@ def case_release() -> ReleaseProfile:
 
 def as_release(obj: Any) -> Any:
     """An input object as the release's API server stores it (a ControllerRevision's `data` too)."""
-    release = _RELEASE.get()
-    kind = kind_of(obj)
-    if kind is not None:
-        return prune_to_release(obj, kind, release)
-    data = obj.get("data") if isinstance(obj, dict) else None
-    data_kind = kind_of(data)
-    if data_kind is None:
-        return obj
-    return {**obj, "data": prune_to_release(data, data_kind, release)}
+    return prune_object(obj, _RELEASE.get())
 
 
 def case_namespace(case_input: Mapping[str, Any]) -> str:

@@ -70,3 +70,17 @@ def write_table(findings: list[Finding], out: TextIO, title: str, extra: dict[st
         out.write(f"{ns:<{width}}" + "".join(f"  {counts.get(c, 0):>10}" for c in columns) + "\n")
     for key, value in (extra or {}).items():
         out.write(f"{key}: {value}\n")
+
+
+def write_preview(preview: Any, out: TextIO) -> None:
+    """The upgrade preview: the VMs the release answers differently, each difference on its own line."""
+    if preview.cluster == preview.release:
+        out.write(f"\nthe cluster runs KubeVirt {preview.cluster} already: no preview to make\n")
+        return
+    out.write(f"\nKubeVirt {preview.release} would answer {len(preview.differences)} of {len(preview.findings)} "
+              f"VMs differently (the cluster runs {preview.cluster})\n")
+    for diff in preview.differences:
+        then = diff.now if diff.now == diff.then else f"{diff.now} -> {diff.then}"
+        out.write(f"{diff.namespace}/{diff.name}  {then}\n")
+        for change in diff.changes:
+            out.write(f"  - {change if len(change) <= 160 else change[:157] + '...'}\n")

@@ -35,8 +35,14 @@ def open_session(kubeconfig: str | Path | None, in_cluster: bool, sync_timeout: 
     from instancetype_webhook.sources.cluster import ClusterSource
 
     try:
+        config = ServerSettings(**settings)
+    except ValueError as exc:  # pydantic's ValidationError: a bad --kubevirt-version, policy, ...
+        raise SessionError("; ".join(f"--{str(e['loc'][-1]).replace('_', '-')}: {e['msg']}"
+                                     for e in getattr(exc, "errors", lambda: [])()) or str(exc)) from exc
+    try:
         client, namespace = VMClient.from_config(kubeconfig, in_cluster, page_size=page_size)
-        source = ClusterSource.from_config(kubeconfig=kubeconfig, in_cluster=in_cluster)
+        source = ClusterSource.from_config(kubeconfig=kubeconfig, in_cluster=in_cluster,
+                                           release=config.release_override())
     except Exception as exc:  # ConfigException, unreadable or malformed files
         where = "in-cluster configuration" if in_cluster else f"kubeconfig {kubeconfig or '(default)'}"
         raise SessionError(f"cannot load the {where}: {exc}") from exc
@@ -45,7 +51,6 @@ def open_session(kubeconfig: str | Path | None, in_cluster: bool, sync_timeout: 
         source.stop()
         raise SessionError(f"instance types and preferences not listed within {sync_timeout:g}s "
                            f"(is the API server at {client.host} reachable, and may this account list them?)")
-    config = ServerSettings(**settings)
     return Session(client, review_context(config, source), source, namespace)
 
 

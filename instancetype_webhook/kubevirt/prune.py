@@ -11,7 +11,7 @@ from typing import Any
 
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, SchemaKind
 
-__all__ = ["kind_of", "prune_to_release"]
+__all__ = ["kind_of", "prune_object", "prune_to_release"]
 
 _KINDS: dict[str, SchemaKind] = {
     "VirtualMachineInstancetype": "instancetype", "VirtualMachineClusterInstancetype": "instancetype",
@@ -49,3 +49,16 @@ def prune_to_release(obj: Any, kind: SchemaKind, release: ReleaseProfile) -> Any
     for path in paths:
         _drop(pruned, path.split("."))
     return pruned
+
+
+def prune_object(obj: Any, release: ReleaseProfile) -> Any:
+    """Any input object as `release`'s API server stores it: an instance type, preference or VM pruned to
+    its schema, a ControllerRevision's `data` too; other kinds unchanged."""
+    kind = kind_of(obj)
+    if kind is not None:
+        return prune_to_release(obj, kind, release)
+    data = obj.get("data") if isinstance(obj, dict) else None
+    data_kind = kind_of(data)
+    if data_kind is None:
+        return obj
+    return {**obj, "data": prune_to_release(data, data_kind, release)}

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "CHANGES", "DEFAULT_RELEASE", "GATES", "LINES", "MAIN_COMMIT", "MAIN_PROFILE", "PROFILES", "SCHEMA_ADDED",
-    "Change", "Release", "ReleaseProfile", "SchemaKind", "line_profile", "parse_release", "resolve",
+    "Change", "Release", "ReleaseProfile", "SchemaKind", "defaulted", "from_kubevirt", "line_profile",
+    "parse_release", "resolve",
 ]
 
 GateState = Literal["Alpha", "Beta", "GA", "Deprecated"]
@@ -151,7 +152,11 @@ class ReleaseProfile:
     (None when the text named a known release exactly)."""
     release: Release
     reported: str = ""
-    assumed: str | None = None
+    # What was assumed, and where the release came from ("--kubevirt-version", "KubeVirt NS/NAME
+    # status.observedKubeVirtVersion", "default": no release known; "" for a profile from a version string):
+    # what is said about the answer, not part of it, so two profiles of one release compare equal.
+    assumed: str | None = field(default=None, compare=False)
+    source: str = field(default="", compare=False)
 
     @property
     def line(self) -> str:
@@ -257,3 +262,37 @@ def resolve(text: str | None, default: str = DEFAULT_RELEASE) -> ReleaseProfile:
     if release > MAIN:
         release, assumed = MAIN, f"{text.strip()} is newer than every known release: answered as main"
     return ReleaseProfile(release, reported=text.strip(), assumed=assumed)
+
+
+def _where(kubevirt: Mapping[str, Any]) -> str:
+    meta = found if isinstance(found := kubevirt.get("metadata"), Mapping) else {}
+    return f"KubeVirt {meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def defaulted(why: str) -> ReleaseProfile:
+    """main's profile because no release is known, saying why (never a silent default)."""
+    return ReleaseProfile(MAIN, reported="main", assumed=f"{why}: answered as main", source="default")
+
+
+def from_kubevirt(kubevirt: Mapping[str, Any] | None) -> ReleaseProfile:
+    """The release a KubeVirt CR reports: `status.observedKubeVirtVersion` (the release deployed). While
+    `status.targetKubeVirtVersion` differs an upgrade is under way: the observed (older) release answers, and
+    `assumed` says so. No CR, no observed version or one that names no supported release: main, saying why."""
+    if not isinstance(kubevirt, Mapping):
+        return defaulted("no KubeVirt CR")
+    where = _where(kubevirt)
+    status = found if isinstance(found := kubevirt.get("status"), Mapping) else {}
+    observed = str(status.get("observedKubeVirtVersion") or "").strip()
+    if not observed:
+        return defaulted(f"{where} reports no status.observedKubeVirtVersion")
+    try:
+        profile = resolve(observed)
+    except ValueError as exc:
+        return defaulted(f"{where} status.observedKubeVirtVersion: {exc}")
+    target = str(status.get("targetKubeVirtVersion") or "").strip()
+    notes = [profile.assumed] if profile.assumed else []
+    if target and target != observed:
+        notes.insert(0, f"upgrade under way from {observed} to {target}: answering as {observed}, the release "
+                        "deployed, until virt-operator reports the upgrade done")
+    return ReleaseProfile(profile.release, reported=observed, assumed="; ".join(notes) or None,
+                          source=f"{where} status.observedKubeVirtVersion")

@@ -14,6 +14,7 @@ from instancetype_webhook._version import __version__
 from instancetype_webhook.admission import review as rv
 from instancetype_webhook.admission.preview import preview
 from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
+from instancetype_webhook.kubevirt.releases import ReleaseProfile
 from instancetype_webhook.server.asgi import REVIEWS, AdmissionApp, Webhook
 
 JSON = "application/json"
@@ -74,6 +75,14 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema
 
 
+def release_status(release: ReleaseProfile) -> dict[str, str]:
+    """The KubeVirt release answered as, for /readyz: release, profile, where it came from, what was assumed."""
+    status = {"release": release.name, "profile": release.line, "source": release.source or "default"}
+    if release.assumed:
+        status["note"] = release.assumed
+    return status
+
+
 def create_app(hook: Webhook, playground: Any = None, where: str = "") -> AdmissionApp:
     """The server's app; with `playground` (an instancetype_webhook.playground.routes.Playground) the page at
     /playground."""
@@ -123,7 +132,8 @@ def create_api(hook: Webhook, playground: Any = None, where: str = "") -> FastAP
     @app.get("/readyz", response_class=Response, responses={503: {"description": "not ready, or draining"}})
     async def readyz() -> Response:
         if hook.is_ready():
-            return Response(orjson.dumps({"status": "ready", "clusterConfiguration": hook.configuration_status()}),
+            return Response(orjson.dumps({"status": "ready", "clusterConfiguration": hook.configuration_status(),
+                                          "kubevirt": release_status(hook.ctx.cluster.release)}),
                             media_type=JSON)
         why = "draining" if hook.draining else "reference source not synced"
         return Response(orjson.dumps({"status": "not ready", "reason": why}), status_code=503, media_type=JSON)

@@ -72,6 +72,11 @@ class Metrics:
             "instancetype_webhook_cluster_configuration_info",
             "The cluster configuration in use: 1 for the KubeVirt CR (or `defaults`) and its resourceVersion",
             ("origin", "generation", "resource_version"), registry=self.registry)
+        self.release_info = Gauge(
+            "instancetype_webhook_kubevirt_release_info",
+            "The KubeVirt release answered as: 1 for the release, its profile (release line) and where it came "
+            "from (the KubeVirt CR's status, --kubevirt-version, or `default`: none known, main's rules)",
+            ("release", "profile", "source"), registry=self.registry)
         self.config_changes = Counter(
             "instancetype_webhook_cluster_configuration_changes", "Cluster configurations taken into use",
             registry=self.registry)
@@ -93,6 +98,9 @@ class Metrics:
         self.config_generation.set(settings.generation)
         self.config_info.clear()
         self.config_info.labels(settings.origin, str(settings.generation), settings.resource_version).set(1)
+        self.release_info.clear()
+        release = settings.release
+        self.release_info.labels(release.name, release.line, release.source or "default").set(1)
         self.config_changes.inc()
 
     def denied(self, endpoint: str, body: bytes) -> None:

@@ -15,6 +15,7 @@ import uvicorn
 
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.compiled import build_summary
+from instancetype_webhook.kubevirt.releases import ReleaseProfile, defaulted, from_kubevirt
 from instancetype_webhook.server.app import Webhook, create_app
 from instancetype_webhook.server.logs import configure
 from instancetype_webhook.server.metrics import Metrics, State
@@ -74,7 +75,8 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
         try:
             source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
                                                lookup_timeout=settings.lookup_timeout, kubevirt=settings.kubevirt,
-                                               cluster_fallback=settings.cluster())
+                                               cluster_fallback=settings.cluster(),
+                                               release=settings.release_override())
         except Exception as exc:  # ConfigException, unreadable or malformed files
             where = "in-cluster configuration" if settings.in_cluster else f"kubeconfig {settings.kubeconfig}"
             raise ServeError(f"cannot load the {where}: {exc}") from exc
@@ -84,11 +86,23 @@ def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
     from instancetype_webhook.sources.catalog import CatalogError, load_catalog
 
     try:
-        catalog = load_catalog(settings.catalog)
+        catalog = load_catalog(settings.catalog, release=offline_release(settings))
     except CatalogError as exc:
         raise ServeError(str(exc)) from exc
     where = f"catalog {settings.catalog}" if settings.catalog else "bundled catalogue"
     return catalog, lambda: True, False, None, where
+
+
+def offline_release(settings: ServerSettings) -> ReleaseProfile:
+    """The release answered as without a cluster: --kubevirt-version, else (`auto`) the one a KubeVirt object
+    in --catalog reports, else main (saying so)."""
+    from instancetype_webhook.sources.cluster_config import catalog_kubevirt
+
+    override = settings.release_override()
+    if override is not None:
+        return override
+    kubevirt = catalog_kubevirt(settings.catalog) if settings.catalog else None
+    return from_kubevirt(kubevirt) if kubevirt is not None else defaulted("no KubeVirt CR offline")
 
 
 def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewContext, metrics: Metrics) -> Any:
@@ -106,9 +120,10 @@ def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewConte
     except CatalogError as exc:
         raise ServeError(str(exc)) from exc
     if kubevirt is not None:  # offline: the catalogue's KubeVirt object is the configuration
-        configuration = ClusterConfiguration(settings_from_kubevirt(kubevirt))
+        release = offline_release(settings)
+        configuration = ClusterConfiguration(settings_from_kubevirt(kubevirt, release=release), release=release)
     elif configuration is None:
-        configuration = ClusterConfiguration(settings.cluster())
+        configuration = ClusterConfiguration(settings.cluster(), release=settings.release_override())
         configuration.unavailable("no KubeVirt CR offline" + (f" ({overridden})" if overridden else ""))
     elif overridden:
         log.warning("%s: used only while there is no usable KubeVirt CR; the CR's configuration wins", overridden)
@@ -230,6 +245,9 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
              settings.policy, where, settings.tls_min_version, build_summary(),
              ", client certificates required" if settings.tls_client_ca else "",
              f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
+    release = ctx.cluster.release
+    log.log(logging.WARNING if release.assumed else logging.INFO, "answering as %s (from %s)", release.describe(),
+            release.source or "default")
     if playground is not None and worker in (None, 0):
         log.info("playground https://%s:%d/playground", settings.host, settings.port)
     try:

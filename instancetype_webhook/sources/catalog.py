@@ -13,6 +13,8 @@ from typing import Any
 import yaml
 
 from instancetype_webhook.catalog import CATALOG_DIR
+from instancetype_webhook.kubevirt.prune import prune_object
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import (
     CONTROLLER_REVISION,
     DATA_SOURCE,
@@ -80,9 +82,12 @@ def load_objects(paths: Iterable[Path]) -> list[dict[str, Any]]:
     return objects
 
 
-def load_catalog(directory: str | Path | None = None, default_namespace: str = "default") -> InMemorySource:
-    """The instance types, preferences and ControllerRevisions found under `directory` (bundled if None)."""
+def load_catalog(directory: str | Path | None = None, default_namespace: str = "default",
+                 release: ReleaseProfile = MAIN_PROFILE) -> InMemorySource:
+    """The instance types, preferences and ControllerRevisions found under `directory` (bundled if None), as
+    `release`'s API server stores them (pruned to its schema)."""
     root = Path(directory) if directory is not None else CATALOG_DIR
     if not root.is_dir():
         raise CatalogError(f"{root}: not a directory")
-    return InMemorySource(load_objects(manifest_files(root)), default_namespace=default_namespace)
+    objects = [prune_object(obj, release) for obj in load_objects(manifest_files(root))]
+    return InMemorySource(objects, default_namespace=default_namespace)

@@ -51,6 +51,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+from instancetype_webhook.kubevirt.releases import ReleaseProfile
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
@@ -321,7 +322,8 @@ class ClusterSource:
     def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = 300,
                  backoff_max: float = 10.0, namespaces: bool = True, revision_cache: int = 4096,
                  kubevirt: str | None = None, cluster_fallback: ClusterSettings = DEFAULT_SETTINGS,
-                 watch_kubevirt: bool = True, watch_revisions: bool = True, stale_after: float = 60.0):
+                 watch_kubevirt: bool = True, watch_revisions: bool = True, stale_after: float = 60.0,
+                 release: ReleaseProfile | None = None):
         self.api = api
         self.lookup_timeout = lookup_timeout
         self.stale_after = stale_after  # ready() turns false once an informer is out of sync this long
@@ -338,7 +340,7 @@ class ClusterSource:
         if namespaces:
             self.informers[NAMESPACE] = Informer("namespaces", self.core.list_namespace, False, NAMESPACE,
                                                  self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch)
-        self.configuration = ClusterConfiguration(cluster_fallback, kubevirt)
+        self.configuration = ClusterConfiguration(cluster_fallback, kubevirt, release)
         if watch_kubevirt:
             lister = _bind(self.custom.list_cluster_custom_object, KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL)
             self.informers[KUBEVIRT] = Informer(

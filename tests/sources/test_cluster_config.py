@@ -30,9 +30,9 @@ def test_fallback_until_a_cr_is_deployed_and_pinning():
     fallback = ClusterSettings(default_network_binding="masquerade", origin="environment")
     config = ClusterConfiguration(fallback, pinned="kubevirt/chosen")
     config.update([kubevirt("1", {"cpuRequest": "1"}, name="other")])
-    assert config.settings is fallback and "no KubeVirt kubevirt/chosen found" in config.describe()
+    assert config.settings == fallback and "no KubeVirt kubevirt/chosen found" in config.describe()
     config.update([kubevirt("2", {"cpuRequest": "2"}, name="chosen", phase="")])
-    assert config.settings is fallback and "status.phase" in config.describe()
+    assert config.settings == fallback and "status.phase" in config.describe()
     config.update([kubevirt("3", {"cpuRequest": "3"}, name="chosen")])
     assert config.settings.cpu_request == "3" and config.settings.default_network_binding == "bridge"
 

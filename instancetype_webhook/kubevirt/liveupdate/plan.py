@@ -43,6 +43,7 @@ from instancetype_webhook.kubevirt.liveupdate.revisions import FAMILIES, Layered
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
 from instancetype_webhook.kubevirt.liveupdate.start import Started
 from instancetype_webhook.kubevirt.liveupdate.volumes import declarative_hotplug_enabled, volume_patch
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import KindNotServed
 
@@ -134,14 +135,15 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
     if admitted.vm is None:
         after = expanded_template_spec(_with_status(new_vm, started), source) if templates else None
         return Plan(admitted.verdict, after=after)
-    plan = _sync(started, admitted.vm, configuration_of(settings), source)
+    plan = _sync(started, admitted.vm, configuration_of(settings), source, settings.release)
     plan.admission = admitted.verdict
     if not templates:
         plan.after = None
     return plan
 
 
-def _sync(started: Started, current: dict[str, Any], configuration: Mapping[str, Any], source: LayeredSource) -> Plan:
+def _sync(started: Started, current: dict[str, Any], configuration: Mapping[str, Any], source: LayeredSource,
+          release: ReleaseProfile = MAIN_PROFILE) -> Plan:
     """virt-controller's VM sync of the stored update `current`, with the running VMI (steps 2 to 5)."""
     missing = _missing_object(current, source)
     if missing is not None:
@@ -156,17 +158,18 @@ def _sync(started: Started, current: dict[str, Any], configuration: Mapping[str,
     sync = Sync(vmi, _allocation_ratio(configuration), restart=GENERIC_RESTART if restart else None)
     if _vmi_deleting(vmi):
         return Plan(Verdict.allow(), sync.restart, after=expanded)
-    _synchronize_devices(current, configuration, sync)
+    _synchronize_devices(current, configuration, sync, release)
     error = _run_handlers(expanded, sync) if live and not restart else None
     return Plan(Verdict.allow(), sync.restart, sync.patched, hotplug_conditions(sync.vmi), error, after=expanded)
 
 
-def _synchronize_devices(current: dict[str, Any], configuration: Mapping[str, Any], sync: Sync) -> None:
+def _synchronize_devices(current: dict[str, Any], configuration: Mapping[str, Any], sync: Sync,
+                         release: ReleaseProfile = MAIN_PROFILE) -> None:
     """The synchronizers that run under both strategies, restart or not, on the VM as stored: NICs, volumes."""
     template_spec = _obj(_obj(_obj(current.get("spec")).get("template")).get("spec"))
     for path, value in network_patch(template_spec, sync.vmi).items():
         sync.set(path, value)
-    if declarative_hotplug_enabled(configuration):
+    if declarative_hotplug_enabled(configuration, release):
         migration = _obj(current.get("spec")).get("updateVolumesStrategy") == "Migration"
         for path, value in volume_patch(template_spec, sync.vmi, migration).items():
             sync.set(path, value)

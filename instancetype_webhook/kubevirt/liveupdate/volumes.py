@@ -1,6 +1,6 @@
 """Declarative volume hotplug (pkg/storage/hotplug `HandleDeclarativeVolumes`), which virt-controller's VM
 sync runs under both rollout strategies, restart or not, when the `DeclarativeHotplugVolumes` feature gate
-is on (Beta: on unless disabled; off when the deprecated `HotplugVolumes` gate is listed) and the VM's
+is on as the release evaluates it (Alpha through v1.8, Beta from v1.9; off when `HotplugVolumes` is on) and the VM's
 `updateVolumesStrategy` is not Migration: hotpluggable PVC/DataVolume volumes the VM adds go into the
 running VMI with their disks, the ones it drops or changes leave it. Lists are patched whole."""
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 
 GATE, LEGACY_GATE = "DeclarativeHotplugVolumes", "HotplugVolumes"
 
@@ -22,12 +23,10 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def declarative_hotplug_enabled(configuration: Mapping[str, Any]) -> bool:
-    developer = _obj(configuration.get("developerConfiguration"))
-    enabled, disabled = developer.get("featureGates") or [], developer.get("disabledFeatureGates") or []
-    if LEGACY_GATE in enabled:
-        return False
-    return GATE in enabled or GATE not in disabled
+def declarative_hotplug_enabled(configuration: Mapping[str, Any], release: ReleaseProfile = MAIN_PROFILE) -> bool:
+    """vm.go: declarative hotplug runs unless `HotplugVolumes` is on or `DeclarativeHotplugVolumes` is off, as
+    `release` evaluates its gates (Alpha through v1.8: off unless listed; Beta from v1.9: on unless disabled)."""
+    return release.gate_enabled(GATE, configuration) and not release.gate_enabled(LEGACY_GATE, configuration)
 
 
 def is_declarative(volume: dict[str, Any] | None) -> bool:
