@@ -131,11 +131,14 @@ def create_api(hook: Webhook, playground: Any = None, where: str = "") -> FastAP
 
     @app.get("/readyz", response_class=Response, responses={503: {"description": "not ready, or draining"}})
     async def readyz() -> Response:
+        cache = hook.cache_status() if hook.cache_status is not None else None
+        detail = {"referenceCache": cache} if cache is not None else {}
         if hook.is_ready():
             return Response(orjson.dumps({"status": "ready", "clusterConfiguration": hook.configuration_status(),
-                                          "kubevirt": release_status(hook.ctx.cluster.release)}),
+                                          "kubevirt": release_status(hook.ctx.cluster.release), **detail}),
                             media_type=JSON)
         why = "draining" if hook.draining else "reference source not synced"
-        return Response(orjson.dumps({"status": "not ready", "reason": why}), status_code=503, media_type=JSON)
+        return Response(orjson.dumps({"status": "not ready", "reason": why, **detail}), status_code=503,
+                        media_type=JSON)
 
     return app

@@ -49,6 +49,7 @@ class Webhook:
     ready: Callable[[], bool] = lambda: True
     draining: bool = False
     configuration_status: Callable[[], str] = lambda: "KubeVirt's defaults"  # which cluster configuration is in use
+    cache_status: Callable[[], dict[str, Any]] | None = None  # per resource: in sync, or since when and why not
 
     def is_ready(self) -> bool:
         return not self.draining and bool(self.ready())

@@ -224,7 +224,7 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
                    deadline_action=settings.deadline_action, offload=offload, ready=ready,
-                   configuration_status=configuration.describe)
+                   configuration_status=configuration.describe, cache_status=getattr(source, "cache_status", None))
     tls.on_reload = metrics.tls_reloads.inc
     metrics.state(State(ready=hook.is_ready, synced=lambda: bool(getattr(source, "synced", True)),
                         cache_objects=functools.partial(cache_objects, source),
