@@ -17,8 +17,8 @@ from instancetype_webhook.cli import main
 from instancetype_webhook.kubevirt.liveupdate import start_vm
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.sources.fake_apiserver import FakeAPIServer
-from tests.sources.running_cluster import add_catalog, start_running
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.running import add_catalog, start_running
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",

@@ -16,9 +16,9 @@ from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.events import CONTROLLER, Recorder, build, continued, micro_time
 from instancetype_webhook.fleet.finding import Finding
 from instancetype_webhook.sources.kube import VMClient
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.schema import event_errors
 from tests.fleet.fleet_cluster import catalog_fake, vm
-from tests.sources.fake_apiserver import FakeAPIServer
-from tests.sources.fake_schema import event_errors
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 

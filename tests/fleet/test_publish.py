@@ -14,9 +14,9 @@ import yaml
 
 from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.policyreport import MANAGED_BY, PART
+from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.shared_data import SHARED
-from tests.sources.fake_apiserver import FakeAPIServer
 
 CRDS = SHARED / "policyreport-crds"
 KIND = {"policyreport": "PolicyReport", "openreports": "Report"}

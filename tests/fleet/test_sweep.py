@@ -15,6 +15,7 @@ import pytest
 
 from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.sweep import Sweeper, SweepOptions
+from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fleet.fleet_cluster import (
     VMS,
     catalog_fake,
@@ -25,7 +26,6 @@ from tests.fleet.fleet_cluster import (
     vm,
     webhook,
 )
-from tests.sources.fake_apiserver import FakeAPIServer
 
 COUNT, NAMESPACES, THROUGH_WEBHOOK, RETIRED, CAPTURED, EDITED = 1000, 10, 200, 10, 15, 20
 
@@ -182,7 +182,7 @@ def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
 
 def test_transient_errors_are_retried_and_forbidden_is_reported(tmp_path: Path):
     from instancetype_webhook.fleet.session import open_session
-    from tests.sources.fake_apiserver import APIError
+    from tests.fakeapi.apiserver import APIError
 
     fake = catalog_fake()
     config = tmp_path / "kubeconfig"

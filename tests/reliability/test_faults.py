@@ -28,10 +28,10 @@ import jsonpatch
 import orjson
 import pytest
 
+from tests.fakeapi.apiserver import GROUP_PATH, FakeAPIServer
+from tests.kit.server import Server, serve
 from tests.reliability.conftest import LONG
 from tests.reliability.strategies import base_vm, review
-from tests.server.harness import Server, serve
-from tests.sources.fake_apiserver import GROUP_PATH, FakeAPIServer
 
 OUTAGE = float(os.environ.get("RELIABILITY_OUTAGE_SECONDS", "60" if LONG else "3"))
 LIST_PATH = "GET " + GROUP_PATH + "/virtualmachineclusterinstancetypes"
@@ -218,7 +218,7 @@ def test_default_deadline_is_below_every_shipped_timeout():
     import yaml
 
     from instancetype_webhook.settings import ServerSettings
-    from tests.server.harness import ROOT
+    from tests.kit.server import ROOT
 
     timeouts = []
     for path in sorted((ROOT / "webhook_config").glob("*webhookconfiguration.yaml")):

@@ -20,7 +20,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from instancetype_webhook.certs import key_id
-from tests.server.harness import ROOT, Certs, review, serve
+from tests.kit.builders import review
+from tests.kit.server import ROOT, Certs, serve
+from tests.kit.wait import wait_for
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
 HOSTS = ("--service", "webhook", "--namespace", "ns", "--san", "127.0.0.1")
@@ -98,14 +100,6 @@ def set_bundle(bundle: Path, pem: str) -> None:
     os.replace(tmp, bundle)
 
 
-def wait_for(check, timeout: float = 15) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError("not reached in time")
-
 
 def test_the_three_step_ca_rotation_fails_no_request(tmp_path: Path):
     assert certs_command("--out", str(tmp_path / "old")).returncode == 0
@@ -130,12 +124,12 @@ def test_the_three_step_ca_rotation_fails_no_request(tmp_path: Path):
         time.sleep(1)
         # 2. the Secret gets the new leaf; wait until the server serves it
         volume.publish(tmp_path / "new")
-        wait_for(lambda: served_issuer_key(server.metrics_url) == key_id(new_ca))
+        wait_for(lambda: served_issuer_key(server.metrics_url) == key_id(new_ca), 15)
         time.sleep(1)
         # 3. the old CA leaves the bundle
         set_bundle(bundle, new_ca.decode())
         sent = apiserver.sent
-        wait_for(lambda: apiserver.sent > sent + 20)
+        wait_for(lambda: apiserver.sent > sent + 20, 15)
     assert apiserver.failures == [], apiserver.failures[:5]
     assert apiserver.sent > 50
     assert f'issuer_key_id="{key_id(new_ca)}"' in rotated.stderr  # what step 2 tells to wait for

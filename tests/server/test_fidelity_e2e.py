@@ -20,9 +20,11 @@ import httpx
 import pytest
 import yaml
 
-from tests.server.harness import Server, add_catalog, webhook_for
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.running import add_catalog, webhook_for
+from tests.kit.server import Server
+from tests.kit.wait import wait_for
 from tests.shared_data import SHARED
-from tests.sources.fake_apiserver import FakeAPIServer
 
 CDI_EXAMPLES = list(yaml.safe_load_all((SHARED / "cdi-crds" / "examples" / "examples.yaml").read_text()))
 TENANTS = ("tenant-a", "tenant-b")
@@ -59,18 +61,12 @@ def vm(name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
             "metadata": {"name": name, "namespace": namespace}, "spec": full}
 
 
-def wait_for(check, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
     tmp = tmp_path_factory.mktemp("fidelity-e2e")
     fake = FakeAPIServer()
-    add_catalog(fake)
+    add_catalog(fake, names=None)
     for obj in CDI_EXAMPLES:
         if obj.get("kind") != "DataVolume":
             fake.add(obj)

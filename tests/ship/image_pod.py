@@ -178,12 +178,3 @@ class Pod:
             env |= {"KUBERNETES_SERVICE_HOST": HOST_LOOPBACK, "KUBERNETES_SERVICE_PORT": str(self.api_port)}
         return [arg for key, value in sorted(env.items()) for arg in ("--env", f"{key}={value}")]
 
-
-def wait_for(what: str, check: Callable[[], bool], timeout: float, logs: Callable[[], str] = str) -> float:
-    """Poll `check` until it is true; the seconds it took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what}: not after {timeout:.0f} s\n{logs()}")
-        time.sleep(0.05)
-    return time.monotonic() - start

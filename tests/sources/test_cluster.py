@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE, PREFERENCE
-from instancetype_webhook.sources.cluster import ClusterSource, SourceUnavailable
-from tests.sources.fake_apiserver import FakeAPIServer
+from instancetype_webhook.sources.cluster import SourceUnavailable
+from tests.kit.wait import wait_for
 
 
 def it(name: str, cpu: int = 1, namespace: str | None = None) -> dict:
@@ -18,39 +16,6 @@ def it(name: str, cpu: int = 1, namespace: str | None = None) -> dict:
     return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta,
             "spec": {"cpu": {"guest": cpu}, "memory": {"guest": "1Gi"}}}
 
-
-def eventually(check: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
-
-
-@pytest.fixture
-def fake():
-    server = FakeAPIServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def source_for(tmp_path: Path):
-    made: list[ClusterSource] = []
-
-    def make(fake: FakeAPIServer, **kw) -> ClusterSource:
-        config = tmp_path / "kubeconfig"
-        config.write_text(fake.kubeconfig())
-        kw.setdefault("backoff_max", 0.3)
-        src = ClusterSource.from_config(kubeconfig=config, **kw)
-        src.start()
-        made.append(src)
-        return src
-
-    yield make
-    for src in made:
-        src.stop()
 
 
 def test_list_then_serve_from_cache_without_remote_calls(fake, source_for):
@@ -84,12 +49,12 @@ def test_watch_events_update_the_cache(fake, source_for):
     src = source_for(fake)
     assert src.wait_synced(10)
     fake.add(it("later", 4))
-    eventually(lambda: (src.informers[CLUSTER_INSTANCETYPE].store.get(("", "later")) or {}).get("spec", {}).get(
+    wait_for(lambda: (src.informers[CLUSTER_INSTANCETYPE].store.get(("", "later")) or {}).get("spec", {}).get(
         "cpu", {}).get("guest") == 4)
     fake.add(it("later", 8))
-    eventually(lambda: src.informers[CLUSTER_INSTANCETYPE].store[("", "later")]["spec"]["cpu"]["guest"] == 8)
+    wait_for(lambda: src.informers[CLUSTER_INSTANCETYPE].store[("", "later")]["spec"]["cpu"]["guest"] == 8)
     fake.delete(it("later"))
-    eventually(lambda: ("", "later") not in src.informers[CLUSTER_INSTANCETYPE].store)
+    wait_for(lambda: ("", "later") not in src.informers[CLUSTER_INSTANCETYPE].store)
 
 
 def test_cache_miss_does_a_live_get(fake, source_for):
@@ -133,8 +98,8 @@ def test_410_gone_relists(fake, source_for):
     fake.delete(it("a"), notify=False)
     fake.compact()
     fake.drop_watches()  # ...the reconnect from the old resourceVersion gets ERROR 410 and relists
-    eventually(lambda: informer.relists > lists)
-    eventually(lambda: ("", "b") in informer.store and ("", "a") not in informer.store)
+    wait_for(lambda: informer.relists > lists)
+    wait_for(lambda: ("", "b") in informer.store and ("", "a") not in informer.store)
     assert int(informer.resource_version) >= fake.rv - 1
 
 
@@ -161,7 +126,7 @@ def test_dropped_connection_resumes_from_last_resource_version(fake, source_for)
     for i in range(3):
         fake.drop_watches()
         fake.add(it(f"after-drop-{i}"))
-        eventually(lambda i=i: ("", f"after-drop-{i}") in informer.store)
+        wait_for(lambda i=i: ("", f"after-drop-{i}") in informer.store)
     assert informer.relists == lists  # resumed, not relisted
 
 
@@ -172,7 +137,7 @@ def test_server_down_the_cache_is_not_trusted_then_resyncs(fake, source_for):
     src = source_for(fake)
     assert src.wait_synced(10)
     fake.stop()
-    eventually(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
+    wait_for(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
     assert not src.synced
     with pytest.raises(SourceUnavailable):
         src.get(CLUSTER_INSTANCETYPE, "kept")
@@ -184,8 +149,8 @@ def test_server_down_the_cache_is_not_trusted_then_resyncs(fake, source_for):
     fake.add(it("new-after-restart"), notify=False)
     fake.start()
     informer = src.informers[CLUSTER_INSTANCETYPE]
-    eventually(lambda: ("", "new-after-restart") in informer.store, timeout=15)
-    eventually(lambda: src.synced)
+    wait_for(lambda: ("", "new-after-restart") in informer.store, timeout=15)
+    wait_for(lambda: src.synced)
 
 
 def test_live_get_is_bounded_by_the_lookup_timeout(fake, source_for):
@@ -225,7 +190,7 @@ def test_a_live_get_that_races_a_deletion_is_not_cached(fake, source_for):
     lookup.start()
     time.sleep(0.3)
     fake.delete(it("doomed"))  # watchers see DELETED while the GET's answer is on its way
-    eventually(lambda: informer.resource_version == str(fake.rv))  # the DELETED event was applied
+    wait_for(lambda: informer.resource_version == str(fake.rv))  # the DELETED event was applied
     lookup.join()
     fake.hang_gets = 0
     assert found and found[0]["metadata"]["name"] == "doomed"  # this lookup got the answer it read
