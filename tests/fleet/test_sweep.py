@@ -2,8 +2,6 @@
 webhook (every write, dry-run ones too, goes through /mutate and /validate over HTTPS)."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.sweep import Sweeper, SweepOptions
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fleet.fleet_cluster import (
@@ -26,15 +23,15 @@ from tests.fleet.fleet_cluster import (
     vm,
     webhook,
 )
+from tests.kit.cli import run_main
 
 COUNT, NAMESPACES, THROUGH_WEBHOOK, RETIRED, CAPTURED, EDITED = 1000, 10, 200, 10, 15, 20
 
 
 def run_cli(*argv: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(list(argv))
-    return code, json.loads(out.getvalue())
+    # specific: these commands print one JSON document, returned parsed
+    result = run_main(*argv)
+    return result.code, json.loads(result.out)
 
 
 def retired_instancetype() -> dict[str, Any]:
