@@ -63,13 +63,15 @@ def vm(name: str = "vm", namespace: str | None = "ns", *, instancetype: str | di
     return out
 
 
-def review(obj: dict[str, Any] | None, operation: str = "CREATE", old: dict[str, Any] | None = None, *,
+def review(obj: Any, operation: str = "CREATE", old: Any = None, *,
            dry_run: bool = False, uid: str | None = None, namespace: str | None = None,
            group: str = VM_GVK[0], version: str = VM_GVK[1], kind: str = VM_GVK[2], username: str = "test",
            **extra: Any) -> dict[str, Any]:
     """An `admission.k8s.io/v1` AdmissionReview for `obj` (and `old`); name and namespace come from the
-    object's metadata unless `namespace` is given; `extra` sets (or overrides) keys of the request."""
-    meta = (obj or old or {}).get("metadata") or {}
+    object's metadata (a non-dict object, as a fuzzer sends, has none) unless `namespace` is given; `extra`
+    sets (or overrides) keys of the request (e.g. `name=`)."""
+    source = obj if isinstance(obj, dict) else old if isinstance(old, dict) else {}
+    meta = source.get("metadata") if isinstance(source.get("metadata"), dict) else {}
     request: dict[str, Any] = {
         "uid": uid or str(uuid.uuid4()), "kind": {"group": group, "version": version, "kind": kind},
         "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
