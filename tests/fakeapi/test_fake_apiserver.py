@@ -12,14 +12,14 @@ import httpx
 import orjson
 import pytest
 
+from tests.kit.builders import vm as build_vm
 from tests.kit.server import serve
 
 VMS = "/apis/kubevirt.io/v1/namespaces/{ns}/virtualmachines"
 
 
 def vm(name: str, ns: str = "apps", cpu: int = 1) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name, "namespace": ns},
-            "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"cpu": {"cores": cpu}}}}}}
+    return build_vm(name, ns, domain={"cpu": {"cores": cpu}})
 
 
 @pytest.fixture

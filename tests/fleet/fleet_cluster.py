@@ -33,6 +33,7 @@ def catalog_fake() -> FakeAPIServer:
     return fake
 
 
+# specific: a fleet VM with app labels, an owner annotation and template metadata (kit.builders.vm has none)
 def vm(name: str, namespace: str, instancetype: str | None = "u1.small", preference: str | None = "fedora",
        **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {

@@ -16,6 +16,7 @@ from instancetype_webhook.kubevirt.guest import guest_changes, may_change, prese
 from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.builders import vm as build_vm
 from tests.kubevirt.conformance_io import source_for
 from tests.shared_data import conformance_cases
 
@@ -26,8 +27,7 @@ WINDOWS = {"devices": {"preferredAutoattachInputDevice": True, "preferredInputBu
 
 
 def vm(devices=None, **spec):
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "g", "namespace": "ns"},
-            "spec": {"preference": {"name": "p"}, "template": {"spec": {"domain": {"devices": devices or {}}, **spec}}}}
+    return build_vm("g", "ns", run_strategy=None, preference="p", domain={"devices": devices or {}}, template=spec)
 
 
 def flat_of(template_devices, networks=None):

@@ -22,6 +22,7 @@ import yaml
 
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fakeapi.running import add_catalog, webhook_for
+from tests.kit.builders import vm as build_vm
 from tests.kit.server import Server
 from tests.kit.wait import wait_for
 from tests.shared_data import SHARED
@@ -56,10 +57,7 @@ def revision(name: str, namespace: str, cpu: int) -> dict[str, Any]:
 
 
 def vm(name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
-    full = {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}, **spec}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": name, "namespace": namespace}, "spec": full}
-
+    return build_vm(name, namespace, spec=spec)
 
 
 @pytest.fixture(scope="module")

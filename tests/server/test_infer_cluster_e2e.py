@@ -30,6 +30,7 @@ PLAIN_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"
              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
 
 
+# specific: a VM booting from a DataVolume template of a DataSource, with cloud-init, as inference reads it
 def vm(name: str, instancetype: dict, preference: dict | None = None, volume: dict | None = None) -> dict:
     spec = {
         "runStrategy": "Halted", "instancetype": instancetype,
