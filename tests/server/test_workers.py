@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from instancetype_webhook.certs import generate, write_bundle
 from instancetype_webhook.server.workers import merge_metrics
 from tests.kit.builders import review
+from tests.kit.cli import run_cli
 from tests.kit.server import make_certs, serve
 from tests.kit.wait import wait_for
 from tests.server.test_tls import _context, _served_cert
@@ -103,14 +104,9 @@ def test_every_worker_reloads_the_certificate(tmp_path: Path):
 
 
 def test_bad_settings_stop_the_supervisor_with_the_workers_status(tmp_path: Path):
-    import subprocess
-    import sys
-
     certs = make_certs(tmp_path / "certs")
-    proc = subprocess.run([sys.executable, "-m", "instancetype_webhook",
-                           "serve", "--workers", "2", "--host", "127.0.0.1",
-                           "--port", "0", "--metrics-port", "0", "--tls-cert", str(certs.cert), "--tls-key",
-                           str(certs.key), "--catalog", str(tmp_path / "missing")],
-                          capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
-    assert proc.returncode == 2
-    assert "serve: worker" in proc.stderr and "missing" in proc.stderr
+    proc = run_cli("serve", "--workers", "2", "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0",
+                   "--tls-cert", str(certs.cert), "--tls-key", str(certs.key), "--catalog", str(tmp_path / "missing"),
+                   timeout=60)
+    assert proc.code == 2
+    assert "serve: worker" in proc.err and "missing" in proc.err
