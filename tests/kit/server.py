@@ -72,14 +72,17 @@ class Server:
 
 @contextmanager
 def launch(tmp: Path, args: list[str], probe: Callable[[], bool], *, env: dict[str, str] | None = None,
-           timeout: float = 30, name: str = "server") -> Iterator[tuple[subprocess.Popen, Path]]:
-    """`python -m instancetype_webhook *args` (cwd: the checkout), output to `tmp/<name>-N.log`; yields
-    `(process, log)` once `probe()` is true (an `OSError`/`httpx.HTTPError` from it counts as not yet).
+           timeout: float = 30, name: str = "server", program: list[str] | None = None, cwd: Path | None = None,
+           inherit_env: bool = True) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """`python -m instancetype_webhook *args` (or `program *args`; cwd: the checkout, or `cwd`; `env` added to
+    this process's, or the whole environment with `inherit_env=False`), output to `tmp/<name>-<id>.log`;
+    yields `(process, log)` once `probe()` is true (an `OSError`/`httpx.HTTPError` from it counts as not yet).
     Fails with RuntimeError and the log when the process exits first or `timeout` passes; stops it afterwards."""
     log = tmp / f"{name}-{uuid.uuid4().hex[:8]}.log"
+    command = program if program is not None else [sys.executable, "-m", "instancetype_webhook"]
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "instancetype_webhook", *args], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        proc = subprocess.Popen([*command, *args], cwd=cwd or ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})} if inherit_env else dict(env or {}))
     try:
         deadline = time.monotonic() + timeout
         while True:
