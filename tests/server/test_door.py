@@ -228,6 +228,7 @@ def named(review: Any, ctx: ReviewContext) -> Outcome:
     return Outcome(True, body, "VirtualMachine", "allowed")
 
 
+# specific: the smallest request the door parses, its uid the name (not tests.kit.builders.review's full shape)
 def live_review(name: str) -> bytes:
     return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
         "uid": name, "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
