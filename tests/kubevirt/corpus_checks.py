@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import orjson
@@ -11,9 +12,13 @@ import orjson
 from instancetype_webhook.conformance.cases import case_settings, case_source
 from instancetype_webhook.conformance.compare import first_difference
 from instancetype_webhook.conformance.engine import verdict_answer
+from instancetype_webhook.domxml import DomainError, domain_config, render_domain, vmi_from_vm, xml_equal
+from instancetype_webhook.domxml.stored import render_stored_vm, stored_vm
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.configuration import settings_from_configuration
 from instancetype_webhook.kubevirt.expand import expand
+from instancetype_webhook.kubevirt.find import find_preference_spec
+from instancetype_webhook.kubevirt.guest import guest_changes, preserve_guest
 from instancetype_webhook.kubevirt.imprint import imprint_from_patch, patch_and_imprint, strip
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from instancetype_webhook.kubevirt.review import Checked, check_and_expand, two_calls
@@ -120,3 +125,54 @@ def after_the_stage(case: dict) -> None:
         assert first_difference(ours["vm"], expected["vm"], "vm") is None
     else:
         assert (ours.get("kind"), ours.get("error")) == (expected["kind"], expected["error"])
+
+
+# ---- the guest: flattening keeps the referencing VM's domain, or warns (and --preserve-guest keeps it) ---------
+
+GUEST_UID = "7f6e5d4c-0000-4000-8000-000000000001"
+
+
+def guest_applies(case: dict) -> bool:
+    """A case whose VM references something and is expanded as submitted (no mutator stage)."""
+    spec = case["input"]["vm"].get("spec") or {}
+    return "vm" in case["expected"] and bool(spec.get("instancetype") or spec.get("preference")) \
+        and "expectedMutate" not in case and "expectedInfer" not in case
+
+
+def stored_reference_flat(case: dict) -> tuple[Any, str, Any]:
+    """The VM as stored, the domain of the referencing VM, and the flat VM (DomainError when it has no domain)."""
+    case_input = case["input"]
+    config = domain_config(case_input.get("kubevirtConfiguration"))
+    source = source_for(case_input)
+    stored = stored_vm(copy.deepcopy(case_input["vm"]), source, config)
+    reference = render_stored_vm(copy.deepcopy(case_input["vm"]), source, "reference", config, uid=GUEST_UID)
+    return stored, reference, expand(stored, source, config.settings)
+
+
+def has_domain(case: dict) -> bool:
+    try:
+        stored_reference_flat(case)
+    except DomainError:
+        return False
+    return True
+
+
+def guest_kept(case: dict) -> None:
+    """The flat VM's domain equals the referencing VM's exactly when there are no guest warnings, and
+    --preserve-guest makes it equal. VMs the converter refuses here have no domain to compare (EFI without
+    firmware, GPUs/host devices without the device plugin's PCI addresses): they must be refused for that."""
+    case_input = case["input"]
+    config = domain_config(case_input.get("kubevirtConfiguration"))
+    try:
+        stored, reference, flat = stored_reference_flat(case)
+    except DomainError as exc:
+        assert re.search("EFI OVMF roms missing|no device of resource", str(exc)), str(exc)
+        return
+    source, settings = source_for(case_input), config.settings
+    preference = find_preference_spec(stored, source)
+    warnings = guest_changes(stored, flat, preference, settings)
+    same, where = xml_equal(render_domain(vmi_from_vm(flat, uid=GUEST_UID), config=config), reference)
+    assert same == (warnings == []), f"domain differs at {where} but warnings are {warnings}"
+    kept = preserve_guest(stored, flat, preference, settings)
+    equal, where = xml_equal(render_domain(vmi_from_vm(kept, uid=GUEST_UID), config=config), reference)
+    assert equal, f"--preserve-guest: the flat VM's domain still differs at {where}"

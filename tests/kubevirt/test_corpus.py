@@ -8,7 +8,9 @@ Per case, as it applies:
 - imprint: the one walk (patch_and_imprint) equals make_patch then imprint_from_patch as bytes; stripping the
   imprint from the flat VM and expanding again gives the same flat VM;
 - mutator: `expectedInfer`, `expectedMutate` (two ways: the verdict answer and the webhook's causes), and
-  `expected` after the stage.
+  `expected` after the stage;
+- guest: the flat VM's domain equals the referencing VM's exactly when flattening warns of no guest change,
+  and --preserve-guest makes it equal (or the converter refuses a VM it has no domain for, for that reason).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from tests.kubevirt.conformance_io import expand_outcome, outcome_difference
 from tests.kubevirt.corpus_checks import (
     after_the_stage,
     answers,
+    guest_applies,
+    guest_kept,
     imprint_applies,
     infer_answer,
     mutate_answer,
@@ -63,3 +67,6 @@ def test_the_case_is_decided_as_upstream(case):
         assert mutate_answer(case) == case["expectedMutate"]
     if "expectedInfer" in case or "expectedMutate" in case:
         after_the_stage(case)
+
+    if guest_applies(case):
+        guest_kept(case)
