@@ -2,6 +2,7 @@
 
 `vm()` is a Halted VM `ns/vm` with an empty domain (`{"devices": {}}`); each keyword changes one part of it.
 Matchers (`instancetype=`, `preference=`) take a name (with an optional `*_kind`) or the whole matcher dict.
+`instancetype()` is a (cluster) instance type with a guest CPU count and memory.
 `review()` wraps an object (and the old one, for UPDATE/DELETE) as the API server sends it to a webhook.
 """
 from __future__ import annotations
@@ -61,6 +62,14 @@ def vm(name: str = "vm", namespace: str | None = "ns", *, instancetype: str | di
     if status is not None:
         out["status"] = copy.deepcopy(status)
     return out
+
+
+def instancetype(name: str, cpu: int = 1, namespace: str | None = None, memory: str = "1Gi") -> dict[str, Any]:
+    """A VirtualMachineClusterInstancetype `name` (a namespaced VirtualMachineInstancetype with `namespace`)."""
+    kind = "VirtualMachineInstancetype" if namespace else "VirtualMachineClusterInstancetype"
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta,
+            "spec": {"cpu": {"guest": cpu}, "memory": {"guest": memory}}}
 
 
 def review(obj: Any, operation: str = "CREATE", old: Any = None, *,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import orjson
 
 from instancetype_webhook.admission.review import parse_review
-from tests.kit.builders import NO_DOMAIN, review, vm
+from tests.kit.builders import NO_DOMAIN, instancetype, review, vm
 
 
 def test_the_default_vm_is_a_halted_vm_with_an_empty_domain():
@@ -58,3 +58,12 @@ def test_review_of_a_delete_names_the_old_object_and_other_kinds():
         "gone", "apps", None, old)
     assert request["resource"] == {"group": "", "version": "v1", "resource": "pods"}
     assert request["userInfo"] == {"username": "u"}
+
+
+def test_instancetype_is_cluster_wide_unless_namespaced():
+    assert instancetype("small", 2) == {
+        "apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+        "metadata": {"name": "small"}, "spec": {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}}
+    mine = instancetype("mine", namespace="apps", memory="2Gi")
+    assert (mine["kind"], mine["metadata"], mine["spec"]["memory"]) == (
+        "VirtualMachineInstancetype", {"name": "mine", "namespace": "apps"}, {"guest": "2Gi"})

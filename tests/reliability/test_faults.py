@@ -29,6 +29,7 @@ import orjson
 import pytest
 
 from tests.fakeapi.apiserver import GROUP_PATH, FakeAPIServer
+from tests.kit.builders import instancetype
 from tests.kit.server import Server, serve
 from tests.kit.wait import wait_for
 from tests.reliability.conftest import LONG
@@ -38,10 +39,6 @@ OUTAGE = float(os.environ.get("RELIABILITY_OUTAGE_SECONDS", "60" if LONG else "3
 LIST_PATH = "GET " + GROUP_PATH + "/virtualmachineclusterinstancetypes"
 FAST_LOOKUPS = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "1", "INSTANCETYPE_WEBHOOK_REVIEW_DEADLINE": "3"}
 
-
-def instancetype(name: str, cpus: int) -> dict[str, Any]:
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
-            "metadata": {"name": name}, "spec": {"cpu": {"guest": cpus}, "memory": {"guest": "1Gi"}}}
 
 
 def vm_for(name: str) -> dict[str, Any]:

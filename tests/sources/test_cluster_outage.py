@@ -10,8 +10,8 @@ from prometheus_client import CollectorRegistry
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE
 from instancetype_webhook.server.metrics import Metrics, State
 from instancetype_webhook.sources.cluster import Backoff, ClusterSource, SourceUnavailable
+from tests.kit.builders import instancetype
 from tests.kit.wait import wait_for
-from tests.sources.test_cluster import it
 
 
 def cpu(src: ClusterSource, name: str, namespace: str | None = None) -> int | str:
@@ -50,7 +50,7 @@ def test_backoff_is_client_gos_doubling_capped_and_reset_after_a_quiet_minute():
 
 
 def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
-    fake.add(it("edited", 2))
+    fake.add(instancetype("edited", 2))
     src = source_for(fake, stale_after=1.0)
     assert src.wait_synced(10) and src.synced and src.ready()
     registry = gauges(src)
@@ -68,8 +68,8 @@ def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
     assert status["inSync"] is False and status["reason"]
 
     # changed while the API server is away; its first GETs after the return fail
-    fake.add(it("edited", 4))
-    fake.add(it("created-meanwhile", 6, namespace="apps"))
+    fake.add(instancetype("edited", 4))
+    fake.add(instancetype("created-meanwhile", 6, namespace="apps"))
     fake.failing_gets = 4
     fake.start()
     seen: list[int | str] = []
@@ -80,7 +80,7 @@ def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
     assert seen[-1] == 4, seen  # the new spec within 5 s of the return
     assert 2 not in seen  # never the old one
     assert cpu(src, "created-meanwhile", "apps") == 6
-    fake.add(it("edited", 8))  # right after the return
+    fake.add(instancetype("edited", 8))  # right after the return
     wait_for(lambda: cpu(src, "edited") == 8, timeout=5)
     wait_for(lambda: src.synced and src.ready(), timeout=5)
     assert registry.get_sample_value("instancetype_webhook_reference_cache_synced") == 1
@@ -89,7 +89,7 @@ def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
 
 
 def test_dropped_watches_are_out_of_sync_until_they_hold_again(fake, source_for):
-    fake.add(it("a", 1))
+    fake.add(instancetype("a", 1))
     src = source_for(fake)
     assert src.wait_synced(10)
     informer = src.informers[CLUSTER_INSTANCETYPE]
@@ -98,19 +98,19 @@ def test_dropped_watches_are_out_of_sync_until_they_hold_again(fake, source_for)
     wait_for(lambda: not informer.in_sync)
     assert not src.synced and cpu(src, "a") == "refused"
     fake.failing_gets = 0
-    fake.add(it("a", 3))
+    fake.add(instancetype("a", 3))
     wait_for(lambda: informer.in_sync, timeout=5)
     wait_for(lambda: cpu(src, "a") == 3, timeout=5)
     wait_for(lambda: src.synced, timeout=5)  # the other informers too
 
 
 def test_a_deletion_during_the_gap_is_not_answered(fake, source_for):
-    fake.add(it("doomed", 2))
+    fake.add(instancetype("doomed", 2))
     src = source_for(fake)
     assert src.wait_synced(10)
     fake.stop()
     wait_for(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)
-    fake.delete(it("doomed"), notify=False)
+    fake.delete(instancetype("doomed"), notify=False)
     fake.compact()
     fake.start()
     wait_for(lambda: cpu(src, "doomed") == "missing", timeout=5)
