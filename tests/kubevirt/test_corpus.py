@@ -10,7 +10,8 @@ Per case, as it applies:
 - mutator: `expectedInfer`, `expectedMutate` (two ways: the verdict answer and the webhook's causes), and
   `expected` after the stage;
 - guest: the flat VM's domain equals the referencing VM's exactly when flattening warns of no guest change,
-  and --preserve-guest makes it equal (or the converter refuses a VM it has no domain for, for that reason).
+  and --preserve-guest makes it equal (or the converter refuses a VM it has no domain for, for that reason);
+- domxml: the case's `domxml.expected` and `domxml.fromVm` libvirt domains (the runner's domxml plugin).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import copy
 import pytest
 
 from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm, goes_through_mutator
+from instancetype_webhook.conformance.domxml import check_expected, check_from_vm
 from instancetype_webhook.conformance.engine import check_expand, check_validate, verdict_answer
 from tests.conftest import CONFORMANCE, conformance_cases
 from tests.kubevirt.conformance_io import expand_outcome, outcome_difference
@@ -70,3 +72,10 @@ def test_the_case_is_decided_as_upstream(case):
 
     if guest_applies(case):
         guest_kept(case)
+
+    if "domxml" in case:
+        diff = check_expected(case)
+        assert diff is None, str(diff)
+        if "fromVm" in case["domxml"]:
+            diff = check_from_vm(case)
+            assert diff is None, str(diff)
