@@ -1,4 +1,4 @@
-"""The strict fake API server (tests/sources/fake_apiserver.py) as its own process, for bench/fleet.py.
+"""The strict fake API server (tests/fakeapi/apiserver.py) as its own process, for bench/fleet.py.
 
 It loads the bundled catalogue, N generated instance types and preferences (as bench/memory.py makes
 them) and M VMs with mixed catalogue references over 50 namespaces, prints its port, then takes
@@ -20,8 +20,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(ROOT)]
 from memory import GENERATED_KINDS, _templates, generated_object  # noqa: E402  (after the sys.path set-up)
 
 from instancetype_webhook.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
+from tests.fakeapi.apiserver import FakeAPIServer  # noqa: E402  (after the sys.path set-up)
 from tests.fleet.fleet_cluster import mixed_vm  # noqa: E402  (after the sys.path set-up)
-from tests.sources.fake_apiserver import FakeAPIServer  # noqa: E402  (after the sys.path set-up)
 
 NAMESPACES = 50
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fakeapi.apiserver import FakeAPIServer
 from tests.leaks import nothing_outlives_its_module  # noqa: F401  (an autouse fixture: threads, children)
 from tests.needs import in_ci
 from tests.shared_data import CONFORMANCE, ROOT, SHARED, conformance_cases  # noqa: F401  (re-exported)
@@ -23,6 +25,14 @@ _SKIPPED: list[tuple[str, str]] = []
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     return SHARED
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAPIServer]:
+    """A fresh strict fake API server (tests/fakeapi), stopped after the test; a module may define its own."""
+    server = FakeAPIServer()
+    yield server
+    server.stop()
 
 
 def _skip_reason(report) -> str:

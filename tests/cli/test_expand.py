@@ -11,7 +11,7 @@ import jsonpatch
 import pytest
 import yaml
 
-from instancetype_webhook.cli import main
+from tests.kit.cli import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,16 +29,6 @@ VM = {
 }
 
 
-def run_cli(argv, stdin_text=""):
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin_text), out, err
-    try:
-        code = main(argv)
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
-
 
 @pytest.fixture()
 def vm_file(tmp_path):
@@ -48,7 +38,7 @@ def vm_file(tmp_path):
 
 
 def test_expands_against_the_bundled_catalogue(vm_file):
-    code, out, _ = run_cli(["expand", "-f", str(vm_file)])
+    code, out, _ = run_main("expand", "-f", str(vm_file))
     assert code == 0
     flat = yaml.safe_load(out)
     spec = flat["spec"]["template"]["spec"]
@@ -67,7 +57,7 @@ def test_json_output_from_stdin_with_objects_that_override_the_catalogue(tmp_pat
         "spec": {"cpu": {"guest": 3}, "memory": {"guest": "3Gi"}},
     }
     docs = json.dumps(VM) + "\n---\n" + yaml.safe_dump(override)
-    code, out, _ = run_cli(["expand", "-f", "-", "-o", "json"], stdin_text=docs)
+    code, out, _ = run_main("expand", "-f", "-", "-o", "json", stdin=docs)
     assert code == 0
     domain = json.loads(out)["spec"]["template"]["spec"]["domain"]
     assert domain["cpu"]["sockets"] == 3 and domain["memory"]["guest"] == "3Gi"
@@ -76,16 +66,16 @@ def test_json_output_from_stdin_with_objects_that_override_the_catalogue(tmp_pat
 def test_catalog_dir_replaces_the_bundled_catalogue(vm_file, tmp_path):
     empty = tmp_path / "catalog"
     empty.mkdir()
-    code, _, err = run_cli(["expand", "-f", str(vm_file), "--catalog", str(empty)])
+    code, _, err = run_main("expand", "-f", str(vm_file), "--catalog", str(empty))
     assert code == 1
     assert 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.medium" not found' in err
 
 
 def test_diff_is_a_patch_that_turns_the_input_into_the_output(vm_file):
-    code, out, _ = run_cli(["expand", "-f", str(vm_file), "--diff"])
+    code, out, _ = run_main("expand", "-f", str(vm_file), "--diff")
     assert code == 0
     patch_text = out.split("# RFC 6902 patch\n", 1)[1].split("# unified diff\n", 1)[0]
-    _, flat_out, _ = run_cli(["expand", "-f", str(vm_file), "-o", "json"])
+    _, flat_out, _ = run_main("expand", "-f", str(vm_file), "-o", "json")
     assert jsonpatch.apply_patch(VM, json.loads(patch_text)) == json.loads(flat_out)
     diff = out.split("# unified diff\n", 1)[1]
     assert "+++ expanded" in diff and "-  instancetype:" in diff
@@ -97,7 +87,7 @@ def test_conflict_prints_the_causes_and_exits_1(tmp_path):
     vm["spec"]["template"]["spec"]["domain"]["cpu"] = {"sockets": 2}
     path = tmp_path / "vm.json"
     path.write_text(json.dumps(vm))
-    code, out, err = run_cli(["expand", "-f", str(path)])
+    code, out, err = run_main("expand", "-f", str(path))
     assert code == 1 and out == ""
     assert "spec.template.spec.domain.cpu.sockets" in err and "FieldValueInvalid" in err
 
@@ -110,13 +100,13 @@ def test_conflict_prints_the_causes_and_exits_1(tmp_path):
 def test_unreadable_input_is_one_line_and_exit_2(tmp_path, content, fragment):
     path = tmp_path / "bad.yaml"
     path.write_text(content)
-    code, out, err = run_cli(["expand", "-f", str(path)])
+    code, out, err = run_main("expand", "-f", str(path))
     assert code == 2 and out == ""
     assert fragment in err and len(err.strip().splitlines()) == 1
 
 
 def test_missing_file_exits_2(tmp_path):
-    code, _, err = run_cli(["expand", "-f", str(tmp_path / "nope.yaml")])
+    code, _, err = run_main("expand", "-f", str(tmp_path / "nope.yaml"))
     assert code == 2 and "cannot read" in err
 
 
@@ -125,7 +115,7 @@ def test_vm_without_references_gets_no_defaults(tmp_path):
     del vm["spec"]["instancetype"], vm["spec"]["preference"]
     path = tmp_path / "vm.json"
     path.write_text(json.dumps(vm))
-    code, out, _ = run_cli(["expand", "-f", str(path), "-o", "json"])
+    code, out, _ = run_main("expand", "-f", str(path), "-o", "json")
     flat = json.loads(out)
     assert code == 0 and flat["spec"]["template"]["spec"]["volumes"] == vm["spec"]["template"]["spec"]["volumes"]
     assert flat["spec"]["template"]["spec"]["domain"] == {"devices": {}, "resources": {}}  # only Go's printing
@@ -142,7 +132,7 @@ def test_expansion_prints_as_go_does_empty_lists_and_maps_gone(tmp_path):
                                           "spec": {"source": {"blank": {}}, "storage": {}}}]
     path = tmp_path / "vm.json"
     path.write_text(json.dumps(vm))
-    code, out, _ = run_cli(["expand", "-f", str(path), "-o", "json"])
+    code, out, _ = run_main("expand", "-f", str(path), "-o", "json")
     flat = json.loads(out)
     assert code == 0 and flat["spec"]["template"]["spec"]["domain"] == {"devices": {}, "resources": {}}
     assert "networks" not in flat["spec"]["template"]["spec"]
@@ -174,7 +164,7 @@ def test_diff_is_coloured_on_a_terminal():
 def test_reference_object_without_a_name_is_unreadable_input(tmp_path):
     path = tmp_path / "objs.yaml"
     path.write_text(yaml.safe_dump(VM) + "---\nkind: VirtualMachineClusterInstancetype\nmetadata: oops\nspec: {}\n")
-    code, _, err = run_cli(["expand", "-f", str(path)])
+    code, _, err = run_main("expand", "-f", str(path))
     assert code == 2 and "without metadata.name" in err
 
 
@@ -182,7 +172,7 @@ def test_mis_typed_reference_spec_is_a_rejection_not_a_crash(tmp_path):
     path = tmp_path / "objs.yaml"
     broken = {"kind": "VirtualMachineClusterInstancetype", "metadata": {"name": "u1.medium"}, "spec": {"cpu": "x"}}
     path.write_text(yaml.safe_dump(VM) + "---\n" + yaml.safe_dump(broken))
-    code, _, err = run_cli(["expand", "-f", str(path)])
+    code, _, err = run_main("expand", "-f", str(path))
     assert code == 1 and "rejected (badRequest)" in err
 
 
@@ -205,7 +195,7 @@ KUBEVIRT = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
 def test_a_kubevirt_object_among_the_documents_is_the_cluster_configuration(tmp_path):
     path = tmp_path / "in.yaml"
     path.write_text(yaml.safe_dump_all([VM, KUBEVIRT]))
-    code, out, err = run_cli(["expand", "-f", str(path), "-o", "json"])
+    code, out, err = run_main("expand", "-f", str(path), "-o", "json")
     assert code == 0, err
     spec = json.loads(out)["spec"]["template"]["spec"]
     assert spec["domain"]["devices"]["interfaces"][0]["masquerade"] == {}
@@ -213,10 +203,10 @@ def test_a_kubevirt_object_among_the_documents_is_the_cluster_configuration(tmp_
     bad = json.loads(json.dumps(KUBEVIRT))
     bad["spec"]["configuration"]["network"]["defaultNetworkInterface"] = "sriov"
     path.write_text(yaml.safe_dump_all([VM, bad]))
-    code, _, err = run_cli(["expand", "-f", str(path)])
+    code, _, err = run_main("expand", "-f", str(path))
     assert code == 2 and "invalid default-network-interface in config: sriov" in err
     path.write_text(yaml.safe_dump_all([VM, KUBEVIRT, KUBEVIRT]))
-    assert run_cli(["expand", "-f", str(path)])[0] == 2
+    assert run_main("expand", "-f", str(path))[0] == 2
 
 
 def test_provenance_on_a_vm_the_webhook_refuses_prints_the_refusal_and_exits_1(tmp_path):
@@ -224,10 +214,10 @@ def test_provenance_on_a_vm_the_webhook_refuses_prints_the_refusal_and_exits_1(t
     vm = {**VM, "spec": {**VM["spec"], "instancetype": {"name": "u1.nano"}}}
     path = tmp_path / "vm.yaml"
     path.write_text(yaml.safe_dump(vm))
-    assert run_cli(["expand", "-f", str(path)])[0] == 0
-    code, out, err = run_cli(["expand", "--provenance", "-f", str(path)])
+    assert run_main("expand", "-f", str(path))[0] == 0
+    code, out, err = run_main("expand", "--provenance", "-f", str(path))
     assert (code, out) == (1, "")
-    v_code, v_out, _ = run_cli(["validate", "-f", str(path)])
+    v_code, v_out, _ = run_main("validate", "-f", str(path))
     assert v_code == 1
     verdict, *causes = v_out.splitlines()
     assert verdict.startswith("VirtualMachine/ns/demo: rejected (422): failure checking preference requirements")

@@ -7,27 +7,27 @@ from pathlib import Path
 
 import yaml
 
-from tests.cli.test_expand import run_cli
+from tests.kit.cli import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 VM, VOLUMES = str(ROOT / "examples/infer/vm.yaml"), str(ROOT / "examples/infer/volumes.yaml")
 
 
 def test_expand_infers_from_the_datasource():
-    code, out, err = run_cli(["expand", "-f", VM, "-f", VOLUMES, "-o", "json"])
+    code, out, err = run_main("expand", "-f", VM, "-f", VOLUMES, "-o", "json")
     assert code == 0, err
     flat = json.loads(out)
     named = yaml.safe_load(Path(VM).read_text())
     named["spec"]["instancetype"], named["spec"]["preference"] = {"name": "u1.medium"}, {"name": "fedora"}
-    code, by_name, err = run_cli(["expand", "-f", "-", "-o", "json"], json.dumps(named))
+    code, by_name, err = run_main("expand", "-f", "-", "-o", "json", stdin=json.dumps(named))
     assert code == 0, err
     assert flat == json.loads(by_name)
     assert flat["spec"]["template"]["spec"]["domain"]["memory"] == {"guest": "4Gi"}
 
 
 def test_validate_and_the_missing_datasource():
-    assert run_cli(["validate", "-f", VM, "-f", VOLUMES])[0] == 0
-    code, _, err = run_cli(["expand", "-f", VM])
+    assert run_main("validate", "-f", VM, "-f", VOLUMES)[0] == 0
+    code, _, err = run_main("expand", "-f", VM)
     assert code == 1
     assert 'datasources.cdi.kubevirt.io "fedora" not found' in err
 

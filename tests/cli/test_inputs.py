@@ -7,16 +7,15 @@ Corpus-wide, the commands given a case's inputs as files answer what the library
 """
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 import yaml
 
-from instancetype_webhook.cli import main
 from instancetype_webhook.cli.inputs import InputError, MutationDenied, read_request
 from instancetype_webhook.conformance import cases as inputs
 from instancetype_webhook.conformance import compare, engine
+from tests.kit.cli import run_main
 from tests.shared_data import CONFORMANCE, conformance_cases
 
 CASES = conformance_cases()
@@ -50,18 +49,6 @@ def write_case(tmp_path, c: dict) -> list[str]:
     return argv
 
 
-def cli(argv: list[str]) -> tuple[int, str, str]:
-    import sys
-
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    try:
-        code = main(argv)
-    finally:
-        sys.stdout, sys.stderr = saved
-    return code, out.getvalue(), err.getvalue()
-
 
 def with_mutator(c: dict) -> dict:
     """The case as the CLI treats every VM: through the mutating webhook's stage first."""
@@ -69,9 +56,10 @@ def with_mutator(c: dict) -> dict:
 
 
 @pytest.mark.parametrize("c", CASES, ids=[c["name"] for c in CASES])
-def test_expand_answers_what_the_library_answers(tmp_path, c):
+def test_expand_and_validate_answer_what_the_library_answers(tmp_path, c):
+    files = write_case(tmp_path, c)
     answer = engine.expand_answer(with_mutator(c))
-    code, out, err = cli(["expand", "-o", "json", *write_case(tmp_path, c)])
+    code, out, err = run_main("expand", "-o", "json", *files)
     if "vm" in answer:
         assert code == 0, err
         assert compare.first_difference(json.loads(out), answer["vm"]) is None
@@ -79,11 +67,8 @@ def test_expand_answers_what_the_library_answers(tmp_path, c):
         assert code == 1 and out == ""
         assert answer["error"] in err
 
-
-@pytest.mark.parametrize("c", CASES, ids=[c["name"] for c in CASES])
-def test_validate_answers_what_the_library_answers(tmp_path, c):
     answer = engine.validate_answer(with_mutator(c))
-    code, out, _ = cli(["validate", "-o", "json", *write_case(tmp_path, c)])
+    code, out, _ = run_main("validate", "-o", "json", *files)
     ours = json.loads(out)
     assert code == (0 if answer["allowed"] else 1)
     assert ours["allowed"] == answer["allowed"]
@@ -100,17 +85,17 @@ def test_old_makes_it_an_update_for_all_three_commands(tmp_path):
     argv = write_case(tmp_path, c)
     message = "the Matcher Name has been updated without updating the RevisionName"
     for command in ("expand", "validate", "domxml"):
-        code, out, err = cli([command, *argv])
+        code, out, err = run_main(command, *argv)
         assert code == 1, (command, out, err)
         text = err if command != "validate" else out
         assert message in text and "spec.preference.revisionName" in text, (command, text)
     as_create = argv[:argv.index("--old")]
-    assert cli(["expand", *as_create])[0] == 0  # the same VM as a CREATE: no UPDATE check, it expands
-    assert cli(["validate", *as_create])[0] == 0
+    assert run_main("expand", *as_create)[0] == 0  # the same VM as a CREATE: no UPDATE check, it expands
+    assert run_main("validate", *as_create)[0] == 0
 
 
 def test_a_denial_is_one_clear_message(tmp_path):
-    code, _, err = cli(["expand", *write_case(tmp_path, case(DENIED))])
+    code, _, err = run_main("expand", *write_case(tmp_path, case(DENIED)))
     assert err.splitlines() == [
         "rejected by the mutating webhook (422): the Matcher Name has been updated without updating the RevisionName",
         "  - spec.preference.revisionName: the Matcher Name has been updated without updating the RevisionName "
@@ -120,7 +105,7 @@ def test_a_denial_is_one_clear_message(tmp_path):
 
 def test_matcher_check_denial_on_create(tmp_path):
     c = case("infer.matcher.name-and-inferFromVolume")
-    code, _, err = cli(["expand", *write_case(tmp_path, c)])
+    code, _, err = run_main("expand", *write_case(tmp_path, c))
     assert code == 1 and err.startswith("rejected by the mutating webhook (422): " + c["expectedInfer"]["message"])
 
 
@@ -130,7 +115,7 @@ def test_old_must_be_the_same_vm(tmp_path):
     old = {**c["input"]["oldVm"], "metadata": {"name": "other", "namespace": "ns-oracle"}}
     (tmp_path / "old.yaml").write_text(yaml.safe_dump(old))
     for command in ("expand", "validate", "domxml"):
-        code, _, err = cli([command, *argv])
+        code, _, err = run_main(command, *argv)
         assert code == 2 and "--old is VirtualMachine ns-oracle/other, but the VM is ns-oracle/upd" in err, command
 
 
@@ -141,7 +126,7 @@ def test_old_must_be_the_same_vm(tmp_path):
 def test_old_file_without_one_vm_exits_2(tmp_path, content, message):
     argv = write_case(tmp_path, case(DENIED))
     (tmp_path / "old.yaml").write_text(content)
-    code, _, err = cli(["expand", *argv])
+    code, _, err = run_main("expand", *argv)
     assert code == 2 and message in err
 
 

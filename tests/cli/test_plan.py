@@ -4,21 +4,19 @@ the documented exit codes; bad input is one line and exit 2, never a traceback."
 from __future__ import annotations
 
 import copy
-import io
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from instancetype_webhook.cli import main
 from instancetype_webhook.kubevirt.liveupdate import start_vm
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.sources.fake_apiserver import FakeAPIServer
-from tests.sources.running_cluster import add_catalog, start_running
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.running import add_catalog, start_running
+from tests.kit.cli import run_main
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
@@ -36,16 +34,6 @@ FLAT = {
 }
 
 
-def run_cli(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
-    try:
-        code = main(argv)
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
-
 
 def write(tmp: Path, name: str, *docs: dict[str, Any]) -> str:
     path = tmp / name
@@ -62,7 +50,7 @@ def edited(vm: dict[str, Any], **domain: Any) -> dict[str, Any]:
 # -- offline ------------------------------------------------------------------------------------------------
 
 def test_a_bigger_instance_type_goes_live(tmp_path: Path) -> None:
-    code, out, err = run_cli(["plan", "-f", write(tmp_path, "vm.yaml", VM), "--instancetype", "u1.large"])
+    code, out, err = run_main("plan", "-f", write(tmp_path, "vm.yaml", VM), "--instancetype", "u1.large")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "VirtualMachine apps/web"
@@ -75,7 +63,7 @@ def test_a_bigger_instance_type_goes_live(tmp_path: Path) -> None:
 
 
 def test_json_output_has_the_plan_and_the_exit_code(tmp_path: Path) -> None:
-    code, out, _ = run_cli(["plan", "-f", write(tmp_path, "vm.yaml", VM), "--instancetype", "u1.small", "-o", "json"])
+    code, out, _ = run_main("plan", "-f", write(tmp_path, "vm.yaml", VM), "--instancetype", "u1.small", "-o", "json")
     doc = json.loads(out)
     assert code == 3 and doc["exitCode"] == 3
     assert doc["restartRequired"] == "memory updated in template spec to a value lower than what the VM started with"
@@ -86,8 +74,8 @@ def test_json_output_has_the_plan_and_the_exit_code(tmp_path: Path) -> None:
 
 def test_a_manifest_edit_that_needs_a_restart(tmp_path: Path) -> None:
     files = ["-f", write(tmp_path, "vm.yaml", FLAT)]
-    code, out, _ = run_cli(["plan", *files, "--new", write(tmp_path, "new.yaml", edited(FLAT, cpu={"sockets": 1,
-                                                                                                   "cores": 4}))])
+    code, out, _ = run_main("plan", *files, "--new", write(tmp_path, "new.yaml", edited(FLAT, cpu={"sockets": 1,
+                                                                                                   "cores": 4})))
     assert code == 3
     assert "domain.cpu.cores" in out and "a non-live-updatable field was changed in the template spec" in out
 
@@ -95,7 +83,7 @@ def test_a_manifest_edit_that_needs_a_restart(tmp_path: Path) -> None:
 def test_a_refused_update_exits_1(tmp_path: Path) -> None:
     pinned = edited(FLAT, cpu={"sockets": 1, "cores": 2, "maxSockets": 2})
     new = edited(FLAT, cpu={"sockets": 3, "cores": 2, "maxSockets": 2})
-    code, out, _ = run_cli(["plan", "-f", write(tmp_path, "vm.yaml", pinned), "--new", write(tmp_path, "n.yaml", new)])
+    code, out, _ = run_main("plan", "-f", write(tmp_path, "vm.yaml", pinned), "--new", write(tmp_path, "n.yaml", new))
     assert code == 1
     assert "admission: refused (422): Number of sockets in CPU topology is greater than the maximum sockets" in out
 
@@ -105,16 +93,16 @@ def test_the_vmi_in_the_files_is_the_running_one(tmp_path: Path) -> None:
     vmi = copy.deepcopy(started.vmi)
     vmi["status"]["conditions"].append({"type": "HotVCPUChange", "status": "True"})  # a hotplug in progress
     files = ["-f", write(tmp_path, "vm.yaml", FLAT, vmi)]
-    code, out, err = run_cli(["plan", *files, "--new", write(tmp_path, "n.yaml", edited(FLAT, cpu={"sockets": 2,
-                                                                                                   "cores": 2}))])
+    code, out, err = run_main("plan", *files, "--new", write(tmp_path, "n.yaml", edited(FLAT, cpu={"sockets": 2,
+                                                                                                   "cores": 2})))
     assert code == 4, err
     assert "retry" in out and "another CPU hotplug is in progress" in out
     assert "derived" not in out
 
 
 def test_expand_policy_plans_the_flat_vm_the_webhook_stores(tmp_path: Path) -> None:
-    code, out, _ = run_cli(["plan", "-f", write(tmp_path, "vm.yaml", VM), "--instancetype", "u1.large",
-                            "--policy", "expand", "-o", "json"])
+    code, out, _ = run_main("plan", "-f", write(tmp_path, "vm.yaml", VM), "--instancetype", "u1.large",
+                            "--policy", "expand", "-o", "json")
     doc = json.loads(out)
     assert code == 0 and doc["vmiPatched"] == {"spec.domain.cpu.sockets": 2, "spec.domain.memory.guest": "8Gi"}
     assert "instancetype" not in [f["field"] for f in doc["fields"]]  # flat before and after
@@ -136,7 +124,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], messa
              "VMI_ONLY": write(tmp_path, "vmi.yaml", {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
                                                       "metadata": {"name": "web"}, "spec": {}}),
              "OTHER": write(tmp_path, "other.yaml", {**FLAT, "metadata": {"name": "other", "namespace": "apps"}})}
-    code, out, err = run_cli([paths.get(a, a) for a in argv])
+    code, out, err = run_main(*[paths.get(a, a) for a in argv])
     assert code == 2 and out == ""
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
@@ -158,8 +146,8 @@ def test_plan_on_a_cluster_reads_the_vm_its_vmi_and_revisions(cluster, tmp_path:
     fake, config = cluster
     fake.add(copy.deepcopy(VM))
     start_running(fake, "apps", "web")
-    code, out, err = run_cli(["plan", "web", "-n", "apps", "--kubeconfig", config, "--instancetype", "u1.large",
-                              "-o", "json"])
+    code, out, err = run_main("plan", "web", "-n", "apps", "--kubeconfig", config, "--instancetype", "u1.large",
+                              "-o", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["vm"] == "apps/web" and doc["conditions"] == ["HotVCPUChange", "HotMemoryChange"]
@@ -177,7 +165,7 @@ def test_the_clusters_vmi_and_configuration_decide(cluster) -> None:
     new = edited(FLAT, cpu={"sockets": 2, "cores": 2})
     path = Path(config).parent / "new.yaml"
     path.write_text(yaml.safe_dump(new))
-    code, out, _ = run_cli(["plan", "db", "-n", "apps", "--kubeconfig", config, "--new", str(path)])
+    code, out, _ = run_main("plan", "db", "-n", "apps", "--kubeconfig", config, "--new", str(path))
     assert code == 3 and "a non-live-updatable field was changed in the template spec" in out  # Stage
 
 
@@ -194,5 +182,5 @@ def test_what_the_cluster_lacks_is_said(cluster, setup: str, message: str) -> No
         start_running(fake, "apps", "web")
         for key in [k for k in fake.objects["controllerrevisions"] if k[1].startswith("revision-start-vm-")]:
             del fake.objects["controllerrevisions"][key]
-    code, out, err = run_cli(["plan", "web", "-n", "apps", "--kubeconfig", config, "--instancetype", "u1.large"])
+    code, out, err = run_main("plan", "web", "-n", "apps", "--kubeconfig", config, "--instancetype", "u1.large")
     assert code == 2 and out == "" and message in err and "Traceback" not in err

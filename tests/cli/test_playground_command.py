@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from instancetype_webhook.cli import main
+from tests.fakeapi.apiserver import FakeAPIServer
 from tests.playground.live import playground
-from tests.sources.fake_apiserver import FakeAPIServer
 
 SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
          "metadata": {"name": "team-small", "namespace": "team"},

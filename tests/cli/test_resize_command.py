@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import copy
-import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
-from instancetype_webhook.cli import main
+from tests.kit.cli import run_main
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "web", "namespace": "apps"},
@@ -27,21 +25,11 @@ SEVEN = {
 }
 
 
-def run_cli(argv: list[str], stdin_text: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin_text), out, err
-    try:
-        code = main(argv)
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
-
 
 def _flat(tmp_path: Path, vm: dict, name: str = "flat.yaml") -> Path:
     src = tmp_path / f"src-{name}"
     src.write_text(yaml.safe_dump(vm, sort_keys=False))
-    code, out, err = run_cli(["expand", "--provenance", "-f", str(src)])
+    code, out, err = run_main("expand", "--provenance", "-f", str(src))
     assert code == 0, err
     path = tmp_path / name
     path.write_text(out)
@@ -57,14 +45,14 @@ def _with(vm: dict, instancetype: str) -> dict:
 def test_resize_gives_what_expanding_with_the_new_size_gives(tmp_path: Path) -> None:
     flat = _flat(tmp_path, VM)
     assert PROVENANCE_KEY in yaml.safe_load(flat.read_text())["metadata"]["annotations"]
-    code, out, err = run_cli(["resize", "-f", str(flat), "--instancetype", "u1.2xlarge", "-o", "json"])
+    code, out, err = run_main("resize", "-f", str(flat), "--instancetype", "u1.2xlarge", "-o", "json")
     assert code == 0 and err == ""
     expected = yaml.safe_load(_flat(tmp_path, _with(VM, "u1.2xlarge"), "big.yaml").read_text())
     assert json.loads(out) == expected
 
 
 def test_diff_shows_only_the_size_and_the_provenance(tmp_path: Path) -> None:
-    code, out, _ = run_cli(["resize", "-f", str(_flat(tmp_path, VM)), "--instancetype", "u1.2xlarge", "--diff"])
+    code, out, _ = run_main("resize", "-f", str(_flat(tmp_path, VM)), "--instancetype", "u1.2xlarge", "--diff")
     assert code == 0
     patch = json.loads(out.split("# RFC 6902 patch\n", 1)[1].split("# unified diff\n", 1)[0])
     assert {op["path"] for op in patch} == {
@@ -74,15 +62,15 @@ def test_diff_shows_only_the_size_and_the_provenance(tmp_path: Path) -> None:
 
 
 def test_hand_written_vm_from_stdin_with_warnings(tmp_path: Path) -> None:
-    code, out, err = run_cli(["resize", "-f", "-", "--instancetype", "cx1.2xlarge"], yaml.safe_dump(SEVEN))
+    code, out, err = run_main("resize", "-f", "-", "--instancetype", "cx1.2xlarge", stdin=yaml.safe_dump(SEVEN))
     assert code == 0
     assert err.splitlines() == ["warning: cx1.2xlarge replaced hand-written cpu.sockets 7 -> 8",
                                 "warning: cx1.2xlarge replaced hand-written memory.guest 14Gi -> 16Gi"]
     stored = yaml.safe_load(out)
     assert stored["spec"]["template"]["spec"]["domain"]["cpu"]["dedicatedCpuPlacement"] is True
     assert "namespace" not in stored["metadata"]
-    code, _, err = run_cli(["resize", "-f", "-", "--instancetype", "cx1.2xlarge", "--no-handwritten"],
-                           yaml.safe_dump(SEVEN))
+    code, _, err = run_main("resize", "-f", "-", "--instancetype", "cx1.2xlarge", "--no-handwritten",
+                            stdin=yaml.safe_dump(SEVEN))
     assert code == 1 and "spec.template.spec.domain.cpu.sockets conflicts with selected instance type" in err
 
 
@@ -90,13 +78,13 @@ def test_hand_edit_refused_and_bad_input(tmp_path: Path) -> None:
     flat = _flat(tmp_path, VM)
     edited = yaml.safe_load(flat.read_text())
     edited["spec"]["template"]["spec"]["domain"]["memory"]["guest"] = "6Gi"
-    code, out, err = run_cli(["resize", "-f", "-", "--instancetype", "u1.large"], yaml.safe_dump(edited))
+    code, out, err = run_main("resize", "-f", "-", "--instancetype", "u1.large", stdin=yaml.safe_dump(edited))
     assert code == 1 and out == ""
     assert "memory.guest conflicts with selected instance type: 6Gi was set by hand, u1.medium had set 4Gi" in err
-    assert run_cli(["resize", "-f", str(flat)])[0] == 2
-    code, _, err = run_cli(["resize", "-f", str(flat), "--instancetype", "u1.colossal"])
+    assert run_main("resize", "-f", str(flat))[0] == 2
+    code, _, err = run_main("resize", "-f", str(flat), "--instancetype", "u1.colossal")
     assert code == 1 and 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.colossal" not found' in err
-    code, _, err = run_cli(["resize", "-f", str(tmp_path / "missing.yaml"), "--instancetype", "u1.large"])
+    code, _, err = run_main("resize", "-f", str(tmp_path / "missing.yaml"), "--instancetype", "u1.large")
     assert code == 2 and err.startswith("error: ")
 
 

@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from pathlib import Path
 import httpx
 from markdown_it import MarkdownIt
 
-from tests.leaks import stop_process
+from tests.kit.server import free_port, launch
 
 ROOT = Path(__file__).resolve().parents[2]
 ILLUSTRATIVE = "<!-- illustrative -->"
@@ -172,14 +171,6 @@ def serve_command() -> list[str]:
     return [word.replace("$(VENV)/bin/", "") for word in shlex.split(recipe[1])]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class Session:
     """One page's run: its directory, environment and (when a command needs it) the `make serve` server."""
@@ -216,33 +207,19 @@ def session(page_blocks: list[Block], ready_timeout: float = 60) -> Iterator[Ses
         if not page_uses_server(page_blocks):
             yield run
             return
-        port, metrics = _free_port(), _free_port()
+        port, metrics = free_port(), free_port()
         argv = serve_command()
         argv[argv.index("--port") + 1] = str(port)
         argv += ["--metrics-port", str(metrics)]
         run.rewrite = {SERVE_URL: f"127.0.0.1:{port}", METRICS_URL: f"127.0.0.1:{metrics}"}
-        log = open(tmp / "serve.log", "wb")  # noqa: SIM115  (closed in the finally below)
-        proc = subprocess.Popen(argv, cwd=tmp, env=run.env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            _wait_ready(f"https://127.0.0.1:{port}/readyz", proc, tmp / "serve.log", ready_timeout)
+
+        def ready() -> bool:
+            return httpx.get(f"https://127.0.0.1:{port}/readyz", verify=False, timeout=1).status_code == 200
+
+        # exactly `make serve`'s command line and a clean environment, from the page's scratch directory
+        with launch(tmp, [], ready, timeout=ready_timeout, name="make-serve", program=argv, cwd=tmp,
+                    env=run.env, inherit_env=False):
             yield run
-        finally:
-            stop_process(proc)
-            log.close()
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"`make serve` exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(url, verify=False, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"`make serve` not ready after {timeout}s:\n{log.read_text()}")
 
 
 def check_page(page: Path) -> list[str]:

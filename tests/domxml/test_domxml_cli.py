@@ -1,7 +1,6 @@
 """`instancetype-webhook domxml`: expand, build the VMI, print the XML; clear errors and exit codes."""
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -10,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from instancetype_webhook.cli import main
 from instancetype_webhook.domxml import xml_equal
+from tests.kit.cli import Result, run_main
 from tests.shared_data import CONFORMANCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,17 +31,11 @@ spec:
 """
 
 
-def run_cli(tmp_path: Path, text: str, *extra: str) -> tuple[int, str, str]:
+def run_cli(tmp_path: Path, text: str, *extra: str) -> Result:
+    # specific: `domxml -f` reads a file, so the text is written to one first
     path = tmp_path / "in.yaml"
     path.write_text(text)
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    try:
-        code = main(["domxml", "-f", str(path), *extra])
-    finally:
-        sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
+    return run_main("domxml", "-f", str(path), *extra)
 
 
 def test_vm_with_catalogue_references(tmp_path):

@@ -11,19 +11,15 @@ from instancetype_webhook.domxml import domain_config
 from instancetype_webhook.domxml.stored import render_stored_vm, started_vmi
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.builders import CONTAINER_DISK
+from tests.kit.builders import vm as build_vm
 
 SOURCE = load_catalog(default_namespace="demo")
 
 
 def vm(preference: str | None = "windows.11.virtio", instancetype: str | None = "u1.medium", **spec) -> dict:
-    body: dict = {"template": {"spec": {"domain": {"devices": {}}, **spec, "volumes": [
-        {"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}}
-    if instancetype:
-        body["instancetype"] = {"name": instancetype}
-    if preference:
-        body["preference"] = {"name": preference}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": "win", "namespace": "demo"}, "spec": body}
+    return build_vm("win", "demo", run_strategy=None, instancetype=instancetype or None,
+                    preference=preference or None, template=spec, volumes=[CONTAINER_DISK])
 
 
 def parse(xml: str) -> etree._Element:

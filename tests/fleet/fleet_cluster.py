@@ -17,8 +17,9 @@ import jsonpatch
 import orjson
 
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.server.harness import Server, review, serve
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.builders import review
+from tests.kit.server import Server, serve
 
 VMS = "/apis/kubevirt.io/v1/namespaces/{ns}/virtualmachines"
 INSTANCETYPES = ("u1.small", "u1.medium", "u1.large", "cx1.large", "m1.large", "n1.medium")
@@ -32,6 +33,7 @@ def catalog_fake() -> FakeAPIServer:
     return fake
 
 
+# specific: a fleet VM with app labels, an owner annotation and template metadata (kit.builders.vm has none)
 def vm(name: str, namespace: str, instancetype: str | None = "u1.small", preference: str | None = "fedora",
        **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {

@@ -3,8 +3,6 @@ the real server does): Normal and Warning events, series aggregation across runs
 finished series starting afresh, and 403 turning events off without failing the sweep."""
 from __future__ import annotations
 
-import contextlib
-import io
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.events import CONTROLLER, Recorder, build, continued, micro_time
 from instancetype_webhook.fleet.finding import Finding
 from instancetype_webhook.sources.kube import VMClient
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.schema import event_errors
 from tests.fleet.fleet_cluster import catalog_fake, vm
-from tests.sources.fake_apiserver import FakeAPIServer
-from tests.sources.fake_schema import event_errors
+from tests.kit.cli import run_main
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -88,10 +86,8 @@ def cluster(tmp_path: Path):
 
 
 def sweep(config: str, *args: str) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        code = main(["sweep", "--kubeconfig", config, "--progress", "never", "-A", "--policy", "expand", *args])
-    return code, err.getvalue()
+    result = run_main("sweep", "--kubeconfig", config, "--progress", "never", "-A", "--policy", "expand", *args)
+    return result.code, result.err
 
 
 def events(fake: FakeAPIServer) -> dict[str, dict[str, Any]]:

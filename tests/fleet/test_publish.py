@@ -3,8 +3,6 @@ pruned as kube-apiserver does): what is written, a second run after VMs change, 
 the API not installed, 403 on write, and other producers' reports left alone."""
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +10,11 @@ import orjson
 import pytest
 import yaml
 
-from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.policyreport import MANAGED_BY, PART
+from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fleet.fleet_cluster import catalog_fake, vm
+from tests.kit.cli import Result, run_main
 from tests.shared_data import SHARED
-from tests.sources.fake_apiserver import FakeAPIServer
 
 CRDS = SHARED / "policyreport-crds"
 KIND = {"policyreport": "PolicyReport", "openreports": "Report"}
@@ -54,11 +52,8 @@ def cluster(tmp_path: Path):
         fake.stop()
 
 
-def audit(config: str, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["audit", "--kubeconfig", config, "--progress", "never", *args])
-    return code, out.getvalue(), err.getvalue()
+def audit(config: str, *args: str) -> Result:
+    return run_main("audit", "--kubeconfig", config, "--progress", "never", *args)
 
 
 def ours(fake: FakeAPIServer, kind: str = "PolicyReport") -> dict[tuple[str, str], dict[str, Any]]:

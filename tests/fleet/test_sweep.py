@@ -2,8 +2,6 @@
 webhook (every write, dry-run ones too, goes through /mutate and /validate over HTTPS)."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -13,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.sweep import Sweeper, SweepOptions
+from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fleet.fleet_cluster import (
     VMS,
     catalog_fake,
@@ -25,16 +23,15 @@ from tests.fleet.fleet_cluster import (
     vm,
     webhook,
 )
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.kit.cli import run_main
 
 COUNT, NAMESPACES, THROUGH_WEBHOOK, RETIRED, CAPTURED, EDITED = 1000, 10, 200, 10, 15, 20
 
 
 def run_cli(*argv: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(list(argv))
-    return code, json.loads(out.getvalue())
+    # specific: these commands print one JSON document, returned parsed
+    result = run_main(*argv)
+    return result.code, json.loads(result.out)
 
 
 def retired_instancetype() -> dict[str, Any]:
@@ -182,7 +179,7 @@ def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
 
 def test_transient_errors_are_retried_and_forbidden_is_reported(tmp_path: Path):
     from instancetype_webhook.fleet.session import open_session
-    from tests.sources.fake_apiserver import APIError
+    from tests.fakeapi.apiserver import APIError
 
     fake = catalog_fake()
     config = tmp_path / "kubeconfig"

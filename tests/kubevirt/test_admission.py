@@ -4,6 +4,7 @@ import copy
 from instancetype_webhook.kubevirt.admission import MAX_WARNING_LENGTH, reject, validate_vm
 from instancetype_webhook.kubevirt.causes import Cause
 from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.builders import vm as build_vm
 
 NS = "ns"
 
@@ -31,13 +32,7 @@ SOURCE = InMemorySource(
 
 
 def vm(instancetype=None, preference=None, domain=None) -> dict:
-    spec = {"runStrategy": "Halted", "template": {"spec": {"domain": domain or {"devices": {}}}}}
-    if instancetype:
-        spec["instancetype"] = {"name": instancetype}
-    if preference:
-        spec["preference"] = {"name": preference}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm", "namespace": NS},
-            "spec": spec}
+    return build_vm("vm", NS, instancetype=instancetype or None, preference=preference or None, domain=domain or None)
 
 
 def test_no_references_allowed():

@@ -9,6 +9,7 @@ import pytest
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import apply_specs, apply_vmi_defaults, expand, find_specs, finish_expansion
 from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.builders import vm as build_vm
 
 
 def cluster_it(name, guest, memory, **memory_extra):
@@ -38,14 +39,8 @@ SOURCE = InMemorySource([
 
 
 def vm(instancetype=None, preference=None, domain=None, **template_spec):
-    spec = {"runStrategy": "Always", "template": {"spec": {"domain": domain if domain is not None else {"devices": {}},
-                                                           **template_spec}}}
-    if instancetype:
-        spec["instancetype"] = {"name": instancetype}
-    if preference:
-        spec["preference"] = {"name": preference}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
-            "spec": spec}
+    return build_vm("v", "ns", instancetype=instancetype or None, preference=preference or None, run_strategy="Always",
+                    domain=domain, template=template_spec)
 
 
 def domain_of(result):

@@ -6,6 +6,8 @@ import pytest
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec, resolve_kind
 from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.builders import NO_DOMAIN
+from tests.kit.builders import vm as build_vm
 
 
 def obj(kind, name, spec, namespace=None, labels=None):
@@ -31,15 +33,8 @@ SOURCE = InMemorySource([
 
 
 def vm(instancetype=None, preference=None, namespace="ns", status=None):
-    spec = {"template": {"spec": {}}}
-    if instancetype is not None:
-        spec["instancetype"] = instancetype
-    if preference is not None:
-        spec["preference"] = preference
-    out = {"metadata": {"name": "v", "namespace": namespace}, "spec": spec}
-    if status:
-        out["status"] = status
-    return out
+    return build_vm("v", namespace, typed=False, run_strategy=None, domain=NO_DOMAIN, instancetype=instancetype,
+                    preference=preference, status=status or None)
 
 
 @pytest.mark.parametrize("kind, expected", [

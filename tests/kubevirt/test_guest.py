@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
-from instancetype_webhook.domxml import DomainError, domain_config, render_domain, vmi_from_vm, xml_equal
-from instancetype_webhook.domxml.stored import render_stored_vm, stored_vm
+from instancetype_webhook.domxml import domain_config
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import expand
 from instancetype_webhook.kubevirt.find import find_preference_spec
 from instancetype_webhook.kubevirt.guest import guest_changes, may_change, preserve_guest, review_guest, started_devices
 from instancetype_webhook.kubevirt.settings import ClusterSettings
-from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.builders import vm as build_vm
 from tests.kubevirt.conformance_io import source_for
+from tests.kubevirt.corpus_checks import guest_applies, has_domain
 from tests.shared_data import conformance_cases
 
 UID = "7f6e5d4c-0000-4000-8000-000000000001"
@@ -26,8 +24,7 @@ WINDOWS = {"devices": {"preferredAutoattachInputDevice": True, "preferredInputBu
 
 
 def vm(devices=None, **spec):
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "g", "namespace": "ns"},
-            "spec": {"preference": {"name": "p"}, "template": {"spec": {"domain": {"devices": devices or {}}, **spec}}}}
+    return build_vm("g", "ns", run_strategy=None, preference="p", domain={"devices": devices or {}}, template=spec)
 
 
 def flat_of(template_devices, networks=None):
@@ -93,69 +90,12 @@ def test_review_guest_over_the_bundled_windows_preference():
     assert review_guest(fedora, flat_fedora, source) == (flat_fedora, [])
 
 
-def _corpus():
-    for case in conformance_cases():
-        spec = case["input"]["vm"].get("spec") or {}
-        if "vm" in case["expected"] and (spec.get("instancetype") or spec.get("preference")) \
-                and "expectedMutate" not in case and "expectedInfer" not in case:
-            yield case
-
-
-def _stored_reference_flat(case: dict):
-    """The VM as stored, the domain of the referencing VM, and the flat VM (DomainError when it has no domain)."""
-    case_input = case["input"]
-    config = domain_config(case_input.get("kubevirtConfiguration"))
-    source: InMemorySource = source_for(case_input)
-    stored = stored_vm(copy.deepcopy(case_input["vm"]), source, config)
-    reference = render_stored_vm(copy.deepcopy(case_input["vm"]), source, "reference", config, uid=UID)
-    return stored, reference, expand(stored, source, config.settings)
-
-
-def _has_domain(case: dict) -> bool:
-    try:
-        _stored_reference_flat(case)
-    except DomainError:
-        return False
-    return True
-
-
-# VMs the converter refuses here have no domain to compare (EFI without firmware, GPUs/host devices without
-# the device plugin's PCI addresses): split at collection, and test_cases_without_a_domain checks they are refused.
-CORPUS, NO_DOMAIN = [], []
-for _case in _corpus():
-    (CORPUS if _has_domain(_case) else NO_DOMAIN).append(_case)
-
-
-def _render_flat(flat: dict, config) -> str:
-    return render_domain(vmi_from_vm(flat, uid=UID), config=config)
-
-
-@pytest.mark.parametrize("case", NO_DOMAIN, ids=[c["name"] for c in NO_DOMAIN])
-def test_cases_without_a_domain_are_refused_by_the_converter(case):
-    with pytest.raises(DomainError, match="EFI OVMF roms missing|no device of resource"):
-        _stored_reference_flat(case)
-
-
-@pytest.mark.parametrize("case", CORPUS, ids=[c["name"] for c in CORPUS])
-def test_public_corpus_preserve_guest_keeps_the_referencing_domain(case):
-    case_input = case["input"]
-    config = domain_config(case_input.get("kubevirtConfiguration"))
-    source: InMemorySource = source_for(case_input)
-    settings = config.settings
-    stored, reference, flat = _stored_reference_flat(case)
-    preference = find_preference_spec(stored, source)
-    warnings = guest_changes(stored, flat, preference, settings)
-    same, where = xml_equal(_render_flat(flat, config), reference)
-    assert same == (warnings == []), f"domain differs at {where} but warnings are {warnings}"
-    kept = preserve_guest(stored, flat, preference, settings)
-    equal, where = xml_equal(_render_flat(kept, config), reference)
-    assert equal, f"--preserve-guest: the flat VM's domain still differs at {where}"
-
-
 def test_the_corpus_has_cases_where_flattening_changes_the_guest():
     """The Windows and desktop common preferences (preferredInputBus virtio) are in the public corpus."""
     changed = []
-    for case in CORPUS:
+    for case in filter(guest_applies, conformance_cases()):
+        if not has_domain(case):
+            continue
         case_input = case["input"]
         source, settings = source_for(case_input), domain_config(case_input.get("kubevirtConfiguration")).settings
         try:

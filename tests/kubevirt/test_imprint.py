@@ -4,8 +4,6 @@ from __future__ import annotations
 import copy
 import json
 
-import orjson
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,15 +12,13 @@ from instancetype_webhook.kubevirt.imprint import (
     PROVENANCE_KEY,
     dotted,
     imprint_from_patch,
-    patch_and_imprint,
     read_provenance,
     strip,
     value_at,
 )
 from instancetype_webhook.patch import make_patch
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.kubevirt.conformance_io import source_for
-from tests.shared_data import conformance_cases
+from tests.kubevirt.corpus_checks import same_bytes
 
 CATALOG = load_catalog(None, default_namespace="apps")
 VM = {
@@ -110,23 +106,6 @@ def test_replaced_values_are_put_back() -> None:
     assert stripped["spec"]["template"]["spec"]["domain"]["cpu"]["maxSockets"] == 6
 
 
-CASES = [c for c in conformance_cases() if "vm" in c.get("expected", {}) and not c["input"].get("kubevirtConfiguration")
-         and "expectedInfer" not in c]
-
-
-@pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c["name"])
-def test_corpus_strip_then_expand_is_the_same_flat_vm(case: dict) -> None:
-    vm, source = case["input"]["vm"], source_for(case["input"])
-    flat, imprint = _flat(vm, source)
-    stripped, edits = strip(flat, imprint)
-    assert edits == []
-    spec = stripped["spec"]
-    for key in ("instancetype", "preference"):
-        if key in vm["spec"]:
-            spec[key] = vm["spec"][key]
-    assert expand({**stripped, "status": vm.get("status", {})}, source) == flat
-
-
 def test_read_provenance_and_dotted() -> None:
     assert read_provenance({"metadata": {"annotations": {PROVENANCE_KEY: json.dumps({"set": {}})}}}) == {"set": {}}
     for bad in ("not json", "[1]", 7):
@@ -149,24 +128,6 @@ def test_strip_touches_nothing_outside_the_spec_and_never_the_matchers() -> None
 
 
 # ---- patch_and_imprint: the patch and the imprint in one walk, identical to the two steps ----------
-
-def _two_steps(received: dict, flat: dict) -> tuple[list, dict]:
-    ops = make_patch(received, flat)
-    return ops, imprint_from_patch(received, flat, ops)
-
-
-def _same_bytes(received: dict, flat: dict) -> None:
-    """Operations and imprint equal the two steps' as bytes (key order and JSON types included)."""
-    ops, imprint = patch_and_imprint(received, flat)
-    want_ops, want_imprint = _two_steps(received, flat)
-    assert orjson.dumps(ops) == orjson.dumps(want_ops)
-    assert orjson.dumps(imprint) == orjson.dumps(want_imprint)
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
-def test_corpus_one_walk_equals_patch_then_imprint(case: dict) -> None:
-    _same_bytes(case["input"]["vm"], case["expected"]["vm"])
-
 
 # Small alphabets so that two random trees share most of their structure: keys that need escaping, digit
 # keys, the skipped prefixes and the template spec; list elements that are named (duplicates too) or not.
@@ -193,10 +154,10 @@ _VMS = st.fixed_dictionaries({}, optional={
 @given(received=_VMS, flat=_VMS)
 @settings(max_examples=400, deadline=None)
 def test_one_walk_equals_patch_then_imprint(received: dict, flat: dict) -> None:
-    _same_bytes(received, flat)
+    same_bytes(received, flat)
 
 
 @given(received=_TREES, flat=_TREES)
 @settings(max_examples=300, deadline=None)
 def test_one_walk_equals_patch_then_imprint_on_any_json(received, flat) -> None:
-    _same_bytes(received, flat)
+    same_bytes(received, flat)

@@ -9,15 +9,13 @@ from instancetype_webhook.kubevirt.matchers import (
     unknown_kind_errors,
     validate_matchers,
 )
+from tests.kit.builders import NO_DOMAIN
+from tests.kit.builders import vm as build_vm
 
 
 def vm(instancetype=None, preference=None) -> dict:
-    spec = {"template": {"spec": {}}}
-    if instancetype is not None:
-        spec["instancetype"] = instancetype
-    if preference is not None:
-        spec["preference"] = preference
-    return {"spec": spec}
+    return build_vm(namespace=None, typed=False, run_strategy=None, domain=NO_DOMAIN, instancetype=instancetype,
+                    preference=preference)
 
 
 def fields(causes):

@@ -1,52 +1,26 @@
 """check_and_expand (one pass) answers exactly as validate_vm then expand (two calls).
 
-Over every public conformance case as given, and over hypothesis variants of the corpus VMs that poke
-at what the one pass shares: the CPU, memory and architecture the requirements read, the disks,
-interfaces and networks expansion adds before applying, matchers pointing at other objects of the
-case (or at none), unknown fields, and cluster settings (bridge binding, CPU request).
+Over every public conformance case as given (in tests/kubevirt/test_corpus.py), and here over hypothesis
+variants of the corpus VMs that poke at what the one pass shares: the CPU, memory and architecture the
+requirements read, the disks, interfaces and networks expansion adds before applying, matchers pointing
+at other objects of the case (or at none), unknown fields, and cluster settings (bridge binding, CPU request).
 """
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import replace
 
-import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 import instancetype_webhook.kubevirt.review as onepass
 from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
-from instancetype_webhook.kubevirt.review import Checked, check_and_expand, two_calls
+from instancetype_webhook.kubevirt.review import check_and_expand
 from tests.conftest import conformance_cases
+from tests.kubevirt.corpus_checks import answers, same
 
 CASES = conformance_cases()
-
-
-def same(one: Checked, two: Checked) -> None:
-    assert one.verdict == two.verdict
-    if two.error is None:
-        assert one.error is None
-        # byte for byte, key order included (the JSONPatch keeps the flat VM's order); the stdlib
-        # encoder, since a VM may hold integers beyond orjson's 64 bits
-        assert json.dumps(one.flat) == json.dumps(two.flat)
-    else:
-        assert one.flat is None and one.error is not None
-        assert ((one.error.kind, one.error.message, one.error.causes)
-                == (two.error.kind, two.error.message, two.error.causes))
-
-
-def answers(vm, source, cluster):
-    before = copy.deepcopy(vm)
-    one = check_and_expand(vm, source, cluster)
-    assert vm == before  # the input is never written
-    return one, two_calls(vm, source, cluster)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_one_pass_equals_two_calls_on_the_corpus(case):
-    same(*answers(case_vm(case), case_source(case["input"]), case_settings(case["input"])))
 
 
 def test_the_one_pass_path_is_taken_for_most_of_the_corpus(monkeypatch):

@@ -1,10 +1,7 @@
 """Start the real `serve --dev` or `playground` process on 127.0.0.1 (a random free port) for the tests."""
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,10 +10,7 @@ from typing import Any
 
 import httpx
 
-from tests.leaks import stop_process
-from tests.server.harness import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.kit.server import free_port, launch
 
 
 @dataclass
@@ -41,28 +35,13 @@ def dev_args(port: int) -> list[str]:
 @contextmanager
 def start(tmp: Path, args: list[str], port: int, env: dict[str, str] | None = None,
           ready_timeout: float = 30) -> Iterator[Live]:
-    log = tmp / f"live-{port}.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "instancetype_webhook",
-                                 *args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                env={**os.environ, **(env or {})})
-    live = Live(f"https://127.0.0.1:{port}", proc, log)
-    try:
-        deadline = time.monotonic() + ready_timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"exited with {proc.returncode}:\n{live.logs()}")
-            try:
-                if httpx.get(live.url + "/readyz", verify=False, timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"not up after {ready_timeout}s:\n{live.logs()}")
-            time.sleep(0.1)
-        yield live
-    finally:
-        stop_process(proc)
+    url = f"https://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        return httpx.get(url + "/readyz", verify=False, timeout=1).status_code == 200
+
+    with launch(tmp, args, ready, env=env, timeout=ready_timeout, name="live") as (proc, log):
+        yield Live(url, proc, log)
 
 
 @contextmanager

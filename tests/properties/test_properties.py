@@ -39,6 +39,7 @@ from instancetype_webhook.kubevirt.admission import validate_vm
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import expand, expand_vm_spec, has_references
 from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.builders import review as build_review
 from tests.properties.crd_schema import schema_errors
 from tests.properties.owned import expected_conflicts
 from tests.properties.strategies import NAMESPACE, Case, admitted, base_vm, cases
@@ -145,11 +146,7 @@ def _review(case: Case, operation: str) -> bytes:
     if operation == "UPDATE":
         old = copy.deepcopy(case.vm)
         old["metadata"]["labels"] = {"before": "update"}
-    request = {"uid": "u-1", "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
-               "resource": {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"},
-               "namespace": NAMESPACE, "operation": operation, "object": case.vm, "oldObject": old,
-               "userInfo": {"username": "props"}}
-    return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    return orjson.dumps(build_review(case.vm, operation, old, uid="u-1", namespace=NAMESPACE, username="props"))
 
 
 @PROPERTY

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.server.harness import Server, serve
+from tests.kit.server import Server, serve
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 LONG = PROFILE == "long"

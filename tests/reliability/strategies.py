@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import uuid
 from typing import Any
 
 import yaml
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.conftest import SHARED
+from tests.kit.builders import review as kit_review
 
 CRD = SHARED / "kubevirt-crds" / "virtualmachines.kubevirt.io.yaml"
 API_VERSION = "admission.k8s.io/v1"
@@ -167,14 +167,11 @@ def _poke(obj: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 
 def review(obj: Any, operation: str = "CREATE", old: Any = None, group: str = "kubevirt.io",
            kind: str = "VirtualMachine", version: str = "v1", dry_run: bool = False) -> dict[str, Any]:
+    # specific: a fuzzed object's name/namespace are strings even when its metadata is not ("ns" by default)
     meta = obj.get("metadata") if type(obj) is dict and type(obj.get("metadata")) is dict else {}
-    request: dict[str, Any] = {
-        "uid": str(uuid.uuid4()), "kind": {"group": group, "version": version, "kind": kind},
-        "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
-        "operation": operation, "namespace": str(meta.get("namespace") or "ns"), "name": str(meta.get("name") or ""),
-        "object": obj, "oldObject": old, "dryRun": dry_run, "userInfo": {"username": "fuzz"},
-    }
-    return {"apiVersion": API_VERSION, "kind": "AdmissionReview", "request": request}
+    return kit_review(obj, operation, old, dry_run=dry_run, group=group, version=version, kind=kind,
+                      namespace=str(meta.get("namespace") or "ns"), name=str(meta.get("name") or ""),
+                      username="fuzz")
 
 
 other_objects = st.one_of(

@@ -19,7 +19,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +28,17 @@ import jsonpatch
 import orjson
 import pytest
 
+from tests.fakeapi.apiserver import GROUP_PATH, FakeAPIServer
+from tests.kit.builders import instancetype
+from tests.kit.server import Server, serve
+from tests.kit.wait import wait_for
 from tests.reliability.conftest import LONG
 from tests.reliability.strategies import base_vm, review
-from tests.server.harness import Server, serve
-from tests.sources.fake_apiserver import GROUP_PATH, FakeAPIServer
 
 OUTAGE = float(os.environ.get("RELIABILITY_OUTAGE_SECONDS", "60" if LONG else "3"))
 LIST_PATH = "GET " + GROUP_PATH + "/virtualmachineclusterinstancetypes"
 FAST_LOOKUPS = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "1", "INSTANCETYPE_WEBHOOK_REVIEW_DEADLINE": "3"}
 
-
-def instancetype(name: str, cpus: int) -> dict[str, Any]:
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
-            "metadata": {"name": name}, "spec": {"cpu": {"guest": cpus}, "memory": {"guest": "1Gi"}}}
 
 
 def vm_for(name: str) -> dict[str, Any]:
@@ -48,14 +46,6 @@ def vm_for(name: str) -> dict[str, Any]:
     vm["spec"]["instancetype"] = {"name": name}
     return vm
 
-
-def eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not within {timeout:g}s")
 
 
 def sockets(client: httpx.Client, name: str) -> int | str:
@@ -93,7 +83,7 @@ def _serve_on(tmp: Path, api: FakeAPIServer, *args: str, env: dict[str, str] | N
 @pytest.fixture
 def cluster_server(tmp_path: Path, fake: FakeAPIServer) -> Iterator[tuple[Server, httpx.Client]]:
     with _serve_on(tmp_path, fake) as server, server.client() as client:
-        eventually(lambda: ready(client), 15, "first sync")
+        wait_for(lambda: ready(client), 15, "first sync")
         yield server, client
 
 
@@ -105,7 +95,7 @@ def test_watch_drop_keeps_answering_and_resumes(fake: FakeAPIServer, cluster_ser
         fake.drop_watches()
         assert sockets(client, "small") == 2 and ready(client)
     fake.add(instancetype("small", 4))  # arrives through the resumed watch
-    eventually(lambda: sockets(client, "small") == 4, 10, "change after the watch drops")
+    wait_for(lambda: sockets(client, "small") == 4, 10, "change after the watch drops")
     assert fake.requests.count(LIST_PATH) == lists, "a dropped watch resumes from its resourceVersion, no relist"
 
 
@@ -114,15 +104,15 @@ def test_restart_with_new_history_relists(tmp_path: Path, fake: FakeAPIServer, c
     assert sockets(client, "small") == 2
     port = fake.port
     fake.stop()
-    eventually(lambda: "lookup failed" in str(sockets(client, "small")), 5, "the break seen")  # refused, not stale
+    wait_for(lambda: "lookup failed" in str(sockets(client, "small")), 5, "the break seen")  # refused, not stale
     assert ready(client)
     restarted = FakeAPIServer(port=port, start_rv=50_000)  # a new resourceVersion history (e.g. a restore)
     try:
         restarted.add(instancetype("small", 6))
         restarted.add(instancetype("large", 8))
         restarted.compact()  # the old watch position is unknown to the new history: 410 Gone
-        eventually(lambda: restarted.count(LIST_PATH) >= 1, 15, "relist after 410 Gone")
-        eventually(lambda: sockets(client, "small") == 6, 10, "relisted object")
+        wait_for(lambda: restarted.count(LIST_PATH) >= 1, 15, "relist after 410 Gone")
+        wait_for(lambda: sockets(client, "small") == 6, 10, "relisted object")
         assert sockets(client, "large") == 8 and ready(client)
     finally:
         restarted.stop()
@@ -132,7 +122,7 @@ def test_unreachable_period_cache_answers_then_resyncs(fake: FakeAPIServer, clus
     server, client = cluster_server
     assert sockets(client, "small") == 2
     fake.stop()
-    eventually(lambda: "lookup failed" in str(sockets(client, "small")), 5, "the break seen by the watch")
+    wait_for(lambda: "lookup failed" in str(sockets(client, "small")), 5, "the break seen by the watch")
     end = time.monotonic() + OUTAGE
     misses = answered = 0
     while time.monotonic() < end:
@@ -149,8 +139,8 @@ def test_unreachable_period_cache_answers_then_resyncs(fake: FakeAPIServer, clus
     fake.add(instancetype("small", 3), notify=False)  # changed while nobody watched
     fake.start()
     back = time.monotonic()
-    eventually(lambda: sockets(client, "small") == 3, 5, "the change made during the outage")
-    eventually(lambda: ready(client), 15, "ready after the outage")
+    wait_for(lambda: sockets(client, "small") == 3, 5, "the change made during the outage")
+    wait_for(lambda: ready(client), 15, "ready after the outage")
     print(f"\noutage {OUTAGE:g}s: {answered} rounds refused with a reason; the new spec used "
           f"{time.monotonic() - back:.1f}s after the API server came back")
     assert answered >= OUTAGE / 2 and server.proc.poll() is None
@@ -161,7 +151,7 @@ def test_hanging_lookup_answered_within_the_deadline(tmp_path: Path, fake: FakeA
     """The live GET hangs longer than the review deadline: the answer comes at the deadline."""
     env = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "20", "INSTANCETYPE_WEBHOOK_REVIEW_DEADLINE": "1"}
     with _serve_on(tmp_path, fake, "--deadline-action", action, env=env) as server, server.client() as client:
-        eventually(lambda: ready(client), 15, "first sync")
+        wait_for(lambda: ready(client), 15, "first sync")
         fake.hang_gets = 5
         start = time.monotonic()
         resp = client.post("/mutate", content=orjson.dumps(review(vm_for("not-cached"))))
@@ -178,7 +168,7 @@ def test_hanging_lookup_answered_within_the_deadline(tmp_path: Path, fake: FakeA
 def test_failed_lookup_follows_the_deadline_action(tmp_path: Path, fake: FakeAPIServer):
     """A live GET that times out (lookup timeout below the deadline) is answered the same way."""
     with _serve_on(tmp_path, fake, "--deadline-action", "allow") as server, server.client() as client:
-        eventually(lambda: ready(client), 15, "first sync")
+        wait_for(lambda: ready(client), 15, "first sync")
         fake.hang_gets = 3
         answer = client.post("/mutate", content=orjson.dumps(review(vm_for("not-cached")))).json()["response"]
         fake.hang_gets = 0
@@ -189,7 +179,7 @@ def test_failed_lookup_follows_the_deadline_action(tmp_path: Path, fake: FakeAPI
 def test_sigterm_drains_in_flight_requests_after_readyz_goes_false(tmp_path: Path, fake: FakeAPIServer):
     env = {"INSTANCETYPE_WEBHOOK_LOOKUP_TIMEOUT": "6", "INSTANCETYPE_WEBHOOK_REVIEW_DEADLINE": "8"}
     with _serve_on(tmp_path, fake, "--shutdown-delay", "1.5", env=env) as server, server.client() as client:
-        eventually(lambda: ready(client), 15, "first sync")
+        wait_for(lambda: ready(client), 15, "first sync")
         fake.add(instancetype("slow", 5), notify=False)  # only a (slow) live GET finds it
         fake.hang_gets = 2.5
         result: dict[str, Any] = {}
@@ -218,7 +208,7 @@ def test_default_deadline_is_below_every_shipped_timeout():
     import yaml
 
     from instancetype_webhook.settings import ServerSettings
-    from tests.server.harness import ROOT
+    from tests.kit.server import ROOT
 
     timeouts = []
     for path in sorted((ROOT / "webhook_config").glob("*webhookconfiguration.yaml")):

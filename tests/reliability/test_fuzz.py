@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.kit.server import Server
 from tests.reliability import strategies as S
 from tests.reliability.answers import problems
 from tests.reliability.conftest import LONG, fuzz_settings
-from tests.server.harness import Server
 
 HEADERS = {"content-type": "application/json"}
 COUNTS: dict[str, int] = {}

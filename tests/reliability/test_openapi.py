@@ -10,8 +10,8 @@ import schemathesis
 from hypothesis import given, settings
 from schemathesis import GenerationMode
 
+from tests.kit.server import Server, serve
 from tests.reliability.conftest import _BASE, LONG
-from tests.server.harness import Server, serve
 
 
 @pytest.fixture(scope="module")

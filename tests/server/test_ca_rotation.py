@@ -8,8 +8,6 @@ import base64
 import os
 import shutil
 import ssl
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,15 +18,18 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from instancetype_webhook.certs import key_id
-from tests.server.harness import ROOT, Certs, review, serve
+from tests.kit.builders import review
+from tests.kit.cli import Result, run_cli
+from tests.kit.server import Certs, serve
+from tests.kit.wait import wait_for
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
 HOSTS = ("--service", "webhook", "--namespace", "ns", "--san", "127.0.0.1")
 
 
-def certs_command(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "instancetype_webhook", "certs", *HOSTS, *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+def certs_command(*args: str) -> Result:
+    # `certs` for this test's Service names (HOSTS)
+    return run_cli("certs", *HOSTS, *args, timeout=60)
 
 
 class SecretVolume:
@@ -98,17 +99,9 @@ def set_bundle(bundle: Path, pem: str) -> None:
     os.replace(tmp, bundle)
 
 
-def wait_for(check, timeout: float = 15) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError("not reached in time")
-
 
 def test_the_three_step_ca_rotation_fails_no_request(tmp_path: Path):
-    assert certs_command("--out", str(tmp_path / "old")).returncode == 0
+    assert certs_command("--out", str(tmp_path / "old")).code == 0
     volume = SecretVolume(tmp_path / "secret")
     volume.publish(tmp_path / "old")
     bundle = tmp_path / "caBundle.pem"
@@ -118,35 +111,35 @@ def test_the_three_step_ca_rotation_fails_no_request(tmp_path: Path):
     with serve(tmp_path, certs=mounted, env=env) as server, APIServerLike(server.url, bundle) as apiserver:
         assert served_issuer_key(server.metrics_url) == key_id((tmp_path / "old" / "ca.crt").read_bytes())
         rotated = certs_command("--out", str(tmp_path / "new"), "--rotate-from", str(tmp_path / "old" / "ca.crt"))
-        assert rotated.returncode == 0, rotated.stderr
+        assert rotated.code == 0, rotated.err
         new_ca = (tmp_path / "new" / "ca.crt").read_bytes()
         # the naive way, the new CA alone while the pods serve the old leaf, would fail every call:
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             httpx.get(server.url + "/healthz", verify=ssl.create_default_context(cadata=new_ca.decode()))
         # 1. the bundle carries the old and the new CA
         overlap = (tmp_path / "new" / "ca-bundle.crt").read_text()
-        assert rotated.stdout.strip() == base64.b64encode(overlap.encode()).decode()
+        assert rotated.out.strip() == base64.b64encode(overlap.encode()).decode()
         set_bundle(bundle, overlap)
         time.sleep(1)
         # 2. the Secret gets the new leaf; wait until the server serves it
         volume.publish(tmp_path / "new")
-        wait_for(lambda: served_issuer_key(server.metrics_url) == key_id(new_ca))
+        wait_for(lambda: served_issuer_key(server.metrics_url) == key_id(new_ca), 15)
         time.sleep(1)
         # 3. the old CA leaves the bundle
         set_bundle(bundle, new_ca.decode())
         sent = apiserver.sent
-        wait_for(lambda: apiserver.sent > sent + 20)
+        wait_for(lambda: apiserver.sent > sent + 20, 15)
     assert apiserver.failures == [], apiserver.failures[:5]
     assert apiserver.sent > 50
-    assert f'issuer_key_id="{key_id(new_ca)}"' in rotated.stderr  # what step 2 tells to wait for
+    assert f'issuer_key_id="{key_id(new_ca)}"' in rotated.err  # what step 2 tells to wait for
 
 
 def test_rotate_from_refuses_what_is_not_a_ca(tmp_path: Path):
-    assert certs_command("--out", str(tmp_path / "old")).returncode == 0
+    assert certs_command("--out", str(tmp_path / "old")).code == 0
     done = certs_command("--out", str(tmp_path / "new"), "--rotate-from", str(tmp_path / "old" / "tls.crt"))
-    assert done.returncode == 2 and "is not a CA certificate" in done.stderr and "Traceback" not in done.stderr
+    assert done.code == 2 and "is not a CA certificate" in done.err and "Traceback" not in done.err
     done = certs_command("--out", str(tmp_path / "new2"), "--rotate-from", str(tmp_path / "missing.crt"))
-    assert done.returncode == 2 and "cannot read it" in done.stderr
+    assert done.code == 2 and "cannot read it" in done.err
     (tmp_path / "junk.crt").write_text("not a certificate\n")
     done = certs_command("--out", str(tmp_path / "new3"), "--rotate-from", str(tmp_path / "junk.crt"))
-    assert done.returncode == 2 and "no PEM certificate" in done.stderr
+    assert done.code == 2 and "no PEM certificate" in done.err

@@ -5,15 +5,16 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import time
 from pathlib import Path
 
 import httpx
 import jsonpatch
 import orjson
 
-from tests.server.harness import review, serve
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.builders import review
+from tests.kit.server import serve
+from tests.kit.wait import wait_for
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
@@ -50,12 +51,6 @@ def metric(server, name: str) -> float:
             return float(line.split()[1])
     raise AssertionError(f"{name} not in /metrics")
 
-
-def wait_for(check, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def test_the_kubevirt_cr_is_followed_live(tmp_path: Path):

@@ -13,8 +13,9 @@ import jsonpatch
 import orjson
 
 from instancetype_webhook.admission.policy import POLICY_KEY
-from tests.server.harness import review, serve
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.builders import review
+from tests.kit.server import serve
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",

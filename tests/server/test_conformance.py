@@ -28,7 +28,8 @@ import pytest
 
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from tests.conftest import conformance_cases
-from tests.server.harness import review, serve
+from tests.kit.builders import review
+from tests.kit.server import serve
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences", "controllerRevisions",
                "persistentVolumeClaims", "dataVolumes", "dataSources", "volumeSnapshots")

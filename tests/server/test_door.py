@@ -26,7 +26,7 @@ from instancetype_webhook.admission.context import Outcome, ReviewContext
 from instancetype_webhook.server.app import Webhook, create_app
 from instancetype_webhook.server.run import transport_options
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.server.harness import free_port
+from tests.kit.server import free_port
 from tests.server.live_source import LiveSource
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -228,6 +228,7 @@ def named(review: Any, ctx: ReviewContext) -> Outcome:
     return Outcome(True, body, "VirtualMachine", "allowed")
 
 
+# specific: the smallest request the door parses, its uid the name (not tests.kit.builders.review's full shape)
 def live_review(name: str) -> bytes:
     return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
         "uid": name, "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},

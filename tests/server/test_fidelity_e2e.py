@@ -20,9 +20,12 @@ import httpx
 import pytest
 import yaml
 
-from tests.server.harness import Server, add_catalog, webhook_for
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.running import add_catalog, webhook_for
+from tests.kit.builders import vm as build_vm
+from tests.kit.server import Server
+from tests.kit.wait import wait_for
 from tests.shared_data import SHARED
-from tests.sources.fake_apiserver import FakeAPIServer
 
 CDI_EXAMPLES = list(yaml.safe_load_all((SHARED / "cdi-crds" / "examples" / "examples.yaml").read_text()))
 TENANTS = ("tenant-a", "tenant-b")
@@ -54,23 +57,14 @@ def revision(name: str, namespace: str, cpu: int) -> dict[str, Any]:
 
 
 def vm(name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
-    full = {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}, **spec}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": name, "namespace": namespace}, "spec": full}
-
-
-def wait_for(check, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
+    return build_vm(name, namespace, spec=spec)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
     tmp = tmp_path_factory.mktemp("fidelity-e2e")
     fake = FakeAPIServer()
-    add_catalog(fake)
+    add_catalog(fake, names=None)
     for obj in CDI_EXAMPLES:
         if obj.get("kind") != "DataVolume":
             fake.add(obj)

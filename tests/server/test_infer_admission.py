@@ -21,7 +21,8 @@ import pytest
 
 from instancetype_webhook.admission.policy import POLICY_KEY, PROVENANCE_KEY
 from instancetype_webhook.catalog import CATALOG_DIR
-from tests.server.harness import review, serve
+from tests.kit.builders import review
+from tests.kit.server import serve
 from tests.server.test_server import post
 from tests.shared_data import SHARED
 

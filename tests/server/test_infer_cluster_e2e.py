@@ -19,9 +19,10 @@ import pytest
 import yaml
 
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
-from tests.server.harness import Server, add_catalog, webhook_for
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.running import add_catalog, webhook_for
+from tests.kit.server import Server
 from tests.shared_data import SHARED
-from tests.sources.fake_apiserver import FakeAPIServer
 
 VMS = "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"
 CDI_EXAMPLES = list(yaml.safe_load_all((SHARED / "cdi-crds" / "examples" / "examples.yaml").read_text()))
@@ -29,6 +30,7 @@ PLAIN_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"
              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
 
 
+# specific: a VM booting from a DataVolume template of a DataSource, with cloud-init, as inference reads it
 def vm(name: str, instancetype: dict, preference: dict | None = None, volume: dict | None = None) -> dict:
     spec = {
         "runStrategy": "Halted", "instancetype": instancetype,
@@ -49,7 +51,7 @@ def vm(name: str, instancetype: dict, preference: dict | None = None, volume: di
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
     tmp = tmp_path_factory.mktemp("infer-e2e")
     fake = FakeAPIServer()
-    add_catalog(fake)
+    add_catalog(fake, names=None)
     for obj in (*CDI_EXAMPLES, PLAIN_PVC):
         if obj.get("kind") != "DataVolume":
             fake.add(obj)

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.server.harness import Server, serve
-from tests.sources.fake_apiserver import FakeAPIServer
-from tests.sources.running_cluster import add_catalog, start_running
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.running import add_catalog, start_running
+from tests.kit.server import Server, serve
 
 VMS = "/apis/kubevirt.io/v1/namespaces/apps/virtualmachines"
 VMI_GET = "GET /apis/kubevirt.io/v1/namespaces/apps/virtualmachineinstances/web"

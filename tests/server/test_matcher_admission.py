@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from instancetype_webhook.admission.policy import POLICY_KEY
-from tests.server.harness import review, serve
+from tests.kit.builders import review
+from tests.kit.server import serve
 from tests.server.test_server import VM, patch_of, post
 
 EITHER = "Either Name or InferFromVolume should be provided within the InstancetypeMatcher"

@@ -14,7 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from instancetype_webhook.certs import generate, write_bundle
 from instancetype_webhook.server.metrics import Metrics, State
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.server.harness import make_certs, review, serve
+from tests.kit.builders import review
+from tests.kit.server import make_certs, serve
 
 LOCAL = {"INSTANCETYPE_WEBHOOK_METRICS_HOST": "127.0.0.1", "INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}
 

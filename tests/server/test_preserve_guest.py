@@ -9,7 +9,8 @@ from pathlib import Path
 import jsonpatch
 import orjson
 
-from tests.server.harness import review, serve
+from tests.kit.builders import review
+from tests.kit.server import serve
 
 WINDOWS_VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "win", "namespace": "demo"},

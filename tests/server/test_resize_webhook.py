@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
-from tests.server.harness import Server, serve
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.server import Server, serve
 
 VMS = "/apis/kubevirt.io/v1/namespaces/apps/virtualmachines"
 MERGE = {"Content-Type": "application/merge-patch+json"}

@@ -13,7 +13,8 @@ import orjson
 import pytest
 
 from instancetype_webhook.admission.policy import POLICY_KEY, PROVENANCE_KEY
-from tests.server.harness import Server, review, serve
+from tests.kit.builders import review
+from tests.kit.server import Server, serve
 
 SECRET = "#cloud-config\npassword: hunter2-do-not-log\n"
 VM = {

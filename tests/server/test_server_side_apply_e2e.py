@@ -1,6 +1,6 @@
 """Server-side apply (what Argo CD and Flux write with) through the real server registered as both webhooks on
 the strict fake API server (`application/apply-patch+yaml`, field managers, managedFields, conflicts, force,
-dry-run: tests/sources/fake_apply.py says which subset), policy `expand`:
+dry-run: tests/fakeapi/apply.py says which subset), policy `expand`:
 
 - a VM applied with server-side apply is stored flat;
 - applying the same manifest again changes nothing in the stored spec, labels or annotations, and bumps no
@@ -23,8 +23,9 @@ import pytest
 import yaml
 
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
-from tests.server.harness import Server, add_catalog, webhook_for
-from tests.sources.fake_apiserver import APPLY_PATCH, FakeAPIServer
+from tests.fakeapi.apiserver import APPLY_PATCH, FakeAPIServer
+from tests.fakeapi.running import add_catalog, webhook_for
+from tests.kit.server import Server
 
 VMS = "/apis/kubevirt.io/v1/namespaces/apps/virtualmachines"
 MANIFEST = """\
@@ -58,7 +59,7 @@ spec:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeAPIServer, Server]]:
     tmp = tmp_path_factory.mktemp("ssa-e2e")
     fake = FakeAPIServer()
-    add_catalog(fake)
+    add_catalog(fake, names=None)
     fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
     try:
         with webhook_for(fake, tmp, "--policy", "expand") as server:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import orjson
 
-from tests.server.harness import review, serve
+from tests.kit.builders import review
+from tests.kit.server import serve
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
 

@@ -16,7 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from instancetype_webhook.certs import generate, write_bundle
-from tests.server.harness import Certs, make_certs, review, serve
+from tests.kit.builders import review
+from tests.kit.server import Certs, make_certs, serve
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
 

@@ -14,7 +14,10 @@ from cryptography.hazmat.primitives import serialization
 
 from instancetype_webhook.certs import generate, write_bundle
 from instancetype_webhook.server.workers import merge_metrics
-from tests.server.harness import make_certs, review, serve
+from tests.kit.builders import review
+from tests.kit.cli import run_cli
+from tests.kit.server import make_certs, serve
+from tests.kit.wait import wait_for
 from tests.server.test_tls import _context, _served_cert
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
@@ -23,12 +26,6 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace":
 def children(pid: int) -> set[int]:
     return {int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
 
-
-def wait_for(check, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 def test_merge_metrics_adds_series_and_keeps_the_largest_configuration():
@@ -76,9 +73,9 @@ def test_a_worker_that_dies_is_replaced(tmp_path: Path):
         first = children(server.proc.pid)
         victim = min(first)
         os.kill(victim, signal.SIGKILL)  # as the OOM killer would, right after the start
-        wait_for(lambda: len(children(server.proc.pid) - {victim}) == 2)
+        wait_for(lambda: len(children(server.proc.pid) - {victim}) == 2, 15)
         body = orjson.dumps(review(POD, group="", kind="Pod"))
-        wait_for(lambda: all(_answers(server, body) for _ in range(6)))
+        wait_for(lambda: all(_answers(server, body) for _ in range(6)), 15)
         assert "starting it again" in server.logs()
 
 
@@ -107,14 +104,9 @@ def test_every_worker_reloads_the_certificate(tmp_path: Path):
 
 
 def test_bad_settings_stop_the_supervisor_with_the_workers_status(tmp_path: Path):
-    import subprocess
-    import sys
-
     certs = make_certs(tmp_path / "certs")
-    proc = subprocess.run([sys.executable, "-m", "instancetype_webhook",
-                           "serve", "--workers", "2", "--host", "127.0.0.1",
-                           "--port", "0", "--metrics-port", "0", "--tls-cert", str(certs.cert), "--tls-key",
-                           str(certs.key), "--catalog", str(tmp_path / "missing")],
-                          capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
-    assert proc.returncode == 2
-    assert "serve: worker" in proc.stderr and "missing" in proc.stderr
+    proc = run_cli("serve", "--workers", "2", "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0",
+                   "--tls-cert", str(certs.cert), "--tls-key", str(certs.key), "--catalog", str(tmp_path / "missing"),
+                   timeout=60)
+    assert proc.code == 2
+    assert "serve: worker" in proc.err and "missing" in proc.err

@@ -19,6 +19,7 @@ from instancetype_webhook.conformance.engine import expand_answer, validate_answ
 from instancetype_webhook.conformance.runner import case_files
 
 
+# specific: the exact bytes the recorded answers digest was taken over (no name, dryRun or userInfo)
 def review_body(case: dict) -> bytes:
     vm, old = case_vm(case), case_old_vm(case)
     request = {"uid": "digest", "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},

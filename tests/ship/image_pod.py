@@ -10,23 +10,18 @@ from __future__ import annotations
 import base64
 import os
 import re
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.kit.server import free_port
+
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 HOST_LOOPBACK = "10.0.2.2"  # the host's 127.0.0.1 as slirp4netns shows it (allow_host_loopback)
 QUANTITY = re.compile(r"^(\d+)(Ki|Mi|Gi)?$")
 UNITS = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def quantity_bytes(value: str) -> int:
@@ -178,12 +173,3 @@ class Pod:
             env |= {"KUBERNETES_SERVICE_HOST": HOST_LOOPBACK, "KUBERNETES_SERVICE_PORT": str(self.api_port)}
         return [arg for key, value in sorted(env.items()) for arg in ("--env", f"{key}={value}")]
 
-
-def wait_for(what: str, check: Callable[[], bool], timeout: float, logs: Callable[[], str] = str) -> float:
-    """Poll `check` until it is true; the seconds it took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what}: not after {timeout:.0f} s\n{logs()}")
-        time.sleep(0.05)
-    return time.monotonic() - start

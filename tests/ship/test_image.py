@@ -27,14 +27,16 @@ from typing import Any
 
 import httpx
 import pytest
-from image_pod import HOST_LOOPBACK, SERVICE_ACCOUNT_DIR, Pod, free_port, secret_files, wait_for
+from image_pod import HOST_LOOPBACK, SERVICE_ACCOUNT_DIR, Pod, secret_files
 from ship_checks import by_kind, one
 
 from instancetype_webhook.certs import generate
 from instancetype_webhook.compiled import compiled_modules
 from instancetype_webhook.sources.catalog import iter_documents
+from tests.fakeapi.apiserver import FakeAPIServer, _Handler, _QuietServer
+from tests.kit.server import free_port
+from tests.kit.wait import timed_wait_for, wait_for
 from tests.needs import need_command
-from tests.sources.fake_apiserver import FakeAPIServer, _Handler, _QuietServer
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = "apt-get install podman runc slirp4netns mmdebstrap"
@@ -151,7 +153,7 @@ def running(image, chart, api, workdir: Path, deployment: dict | None = None) ->
     pod.logs = logs
     try:
         readiness = pod.container["readinessProbe"]["httpGet"]
-        wait_for("the readiness probe", lambda: probe(pod, readiness) == 200, 60, logs)
+        wait_for(lambda: probe(pod, readiness) == 200, 60, "the readiness probe", logs=logs)
         pod.ready_after = time.monotonic() - started
         yield pod
     finally:
@@ -299,7 +301,7 @@ def serve_outside(pod: Pod, api, tmp: Path) -> Iterator[int]:
             except httpx.HTTPError:
                 return False
 
-        wait_for("serve outside the container", ready, 60, log.read_text)
+        wait_for(ready, 60, "serve outside the container", logs=log.read_text)
         yield port
     finally:
         proc.terminate()
@@ -390,8 +392,8 @@ def test_certificate_renewed_on_the_mounted_secret_is_served_without_restart_or_
         try:
             time.sleep(1)
             pod.volumes["tls"].write(new)  # kubelet's update of the Secret volume: the ..data symlink swap
-            took = wait_for("the new certificate served", lambda: served_certificate(https, sni) == der(new["tls.crt"]),
-                            30, pod.logs)
+            took = timed_wait_for(lambda: served_certificate(https, sni) == der(new["tls.crt"]), 30,
+                                  "the new certificate served", logs=pod.logs)
             time.sleep(1)
         finally:
             stop.set()

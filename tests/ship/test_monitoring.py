@@ -18,8 +18,9 @@ import yaml
 from ship_checks import by_kind, check_schemas
 from test_chart import CHART, FULLNAME, NAMESPACE, install
 
+from tests.kit.builders import review
+from tests.kit.server import serve
 from tests.needs import need_command
-from tests.server.harness import review, serve
 
 ON = {"metrics": {"prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
                   "dashboard": {"enabled": True}}}

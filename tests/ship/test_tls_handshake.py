@@ -11,10 +11,6 @@ from __future__ import annotations
 import json
 import socket
 import ssl
-import subprocess
-import sys
-import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +21,10 @@ import yaml
 from cryptography import x509
 from ship_checks import match_condition_sends
 
-from tests.leaks import stop_process
+from tests.kit.builders import review
+from tests.kit.builders import vm as build_vm
+from tests.kit.cli import run_cli
+from tests.kit.server import free_port, launch
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE, NAMESPACE = "instancetype-webhook", "instancetype-webhook"
@@ -34,21 +33,10 @@ SERVICE_HOSTS = [SERVICE, f"{SERVICE}.{NAMESPACE}", f"{SERVICE}.{NAMESPACE}.svc"
 SVC_DNS = f"{SERVICE}.{NAMESPACE}.svc"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "instancetype_webhook",
-                           *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
-
-
 def generate(out: Path, *extra: str) -> str:
-    done = cli("certs", "--service", SERVICE, "--namespace", NAMESPACE, "--out", str(out), *extra)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    done = run_cli("certs", "--service", SERVICE, "--namespace", NAMESPACE, "--out", str(out), *extra, timeout=60)
+    assert done.code == 0, done.err
+    return done.out.strip()
 
 
 def handshake(port: int, ca: Path, server_hostname: str) -> dict:
@@ -61,28 +49,12 @@ def handshake(port: int, ca: Path, server_hostname: str) -> dict:
 
 @contextmanager
 def serve(certs: Path, tmp: Path, *args: str) -> Iterator[int]:
+    # not tests.kit.server.serve: ready when the handshake verifies the Service's DNS name, not 127.0.0.1's
     port = free_port()
-    log = tmp / f"serve-{port}.log"
-    cmd = [sys.executable, "-m", "instancetype_webhook",
-           "serve", "--host", "127.0.0.1", "--port", str(port), "--metrics-port", "0",
-           "--tls-cert", str(certs / "tls.crt"), "--tls-key", str(certs / "tls.key"), "--shutdown-delay", "0", *args]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"serve exited with {proc.returncode}:\n{log.read_text()}")
-            try:
-                handshake(port, certs / "ca.crt", SVC_DNS)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"serve not up after 30 s:\n{log.read_text()}") from None
-                time.sleep(0.1)
+    cmd = ["serve", "--host", "127.0.0.1", "--port", str(port), "--metrics-port", "0", "--tls-cert",
+           str(certs / "tls.crt"), "--tls-key", str(certs / "tls.key"), "--shutdown-delay", "0", *args]
+    with launch(tmp, cmd, lambda: bool(handshake(port, certs / "ca.crt", SVC_DNS)), name="serve"):
         yield port
-    finally:
-        stop_process(proc)
 
 
 def client(certs: Path) -> httpx.Client:
@@ -141,28 +113,14 @@ def _match_condition() -> str:
     return condition["expression"]
 
 
-def _review(operation: str, vm: dict, old: dict | None) -> dict:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": str(uuid.uuid4()), "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
-        "resource": {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"},
-        "operation": operation, "namespace": "vms", "name": vm["metadata"]["name"], "object": vm, "oldObject": old,
-        "dryRun": False, "userInfo": {"username": "test"}}}
-
-
-def _vm(name: str, **extra) -> dict:
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-          "metadata": {"name": name, "namespace": "vms", **extra.pop("metadata", {})},
-          "spec": {"runStrategy": "Always", "template": {"spec": {
-              "domain": {"cpu": {"cores": 2}, "memory": {"guest": "1Gi"}, "devices": {}}}}}}
-    vm["spec"].update(extra)
-    return vm
-
-
+SHAPE = {"namespace": "vms", "run_strategy": "Always",
+         "domain": {"cpu": {"cores": 2}, "memory": {"guest": "1Gi"}, "devices": {}}}
 SKIPPED = [
-    ("CREATE", _vm("plain"), None),
-    ("CREATE", _vm("labelled", metadata={"annotations": {"team": "a"}, "labels": {"x": "y"}}), None),
-    ("UPDATE", _vm("plain"), _vm("plain")),
-    ("UPDATE", _vm("plain", runStrategy="Halted"), {**_vm("plain"), "status": {"printableStatus": "Running"}}),
+    ("CREATE", build_vm("plain", **SHAPE), None),
+    ("CREATE", build_vm("labelled", **SHAPE, annotations={"team": "a"}, labels={"x": "y"}), None),
+    ("UPDATE", build_vm("plain", **SHAPE), build_vm("plain", **SHAPE)),
+    ("UPDATE", build_vm("plain", **{**SHAPE, "run_strategy": "Halted"}),
+     build_vm("plain", **SHAPE, status={"printableStatus": "Running"})),
 ]
 
 
@@ -176,7 +134,7 @@ def test_reviews_the_match_condition_skips_get_the_answer_skipping_gives(tmp_pat
     with serve(certs, tmp_path, "--policy", policy) as port, client(certs) as http:
         for operation, vm, old in SKIPPED:
             for path in ("/mutate", "/validate"):
-                body = _review(operation, vm, old)
+                body = review(vm, operation, old)
                 answer = post(http, port, path, body)
                 assert answer.status_code == 200, answer.text
                 response = answer.json()["response"]

@@ -2,60 +2,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE, PREFERENCE
-from instancetype_webhook.sources.cluster import ClusterSource, SourceUnavailable
-from tests.sources.fake_apiserver import FakeAPIServer
-
-
-def it(name: str, cpu: int = 1, namespace: str | None = None) -> dict:
-    kind = "VirtualMachineInstancetype" if namespace else "VirtualMachineClusterInstancetype"
-    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta,
-            "spec": {"cpu": {"guest": cpu}, "memory": {"guest": "1Gi"}}}
-
-
-def eventually(check: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
-
-
-@pytest.fixture
-def fake():
-    server = FakeAPIServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def source_for(tmp_path: Path):
-    made: list[ClusterSource] = []
-
-    def make(fake: FakeAPIServer, **kw) -> ClusterSource:
-        config = tmp_path / "kubeconfig"
-        config.write_text(fake.kubeconfig())
-        kw.setdefault("backoff_max", 0.3)
-        src = ClusterSource.from_config(kubeconfig=config, **kw)
-        src.start()
-        made.append(src)
-        return src
-
-    yield make
-    for src in made:
-        src.stop()
+from instancetype_webhook.sources.cluster import SourceUnavailable
+from tests.kit.builders import instancetype
+from tests.kit.wait import wait_for
 
 
 def test_list_then_serve_from_cache_without_remote_calls(fake, source_for):
-    fake.add(it("u1.small"))
-    fake.add(it("mine", 2, namespace="apps"))
+    fake.add(instancetype("u1.small"))
+    fake.add(instancetype("mine", 2, namespace="apps"))
     fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps", "labels": {"a": "b"}}})
     src = source_for(fake)
     assert src.wait_synced(10) and src.synced
@@ -83,20 +41,20 @@ def test_not_synced_until_listed(fake, source_for):
 def test_watch_events_update_the_cache(fake, source_for):
     src = source_for(fake)
     assert src.wait_synced(10)
-    fake.add(it("later", 4))
-    eventually(lambda: (src.informers[CLUSTER_INSTANCETYPE].store.get(("", "later")) or {}).get("spec", {}).get(
+    fake.add(instancetype("later", 4))
+    wait_for(lambda: (src.informers[CLUSTER_INSTANCETYPE].store.get(("", "later")) or {}).get("spec", {}).get(
         "cpu", {}).get("guest") == 4)
-    fake.add(it("later", 8))
-    eventually(lambda: src.informers[CLUSTER_INSTANCETYPE].store[("", "later")]["spec"]["cpu"]["guest"] == 8)
-    fake.delete(it("later"))
-    eventually(lambda: ("", "later") not in src.informers[CLUSTER_INSTANCETYPE].store)
+    fake.add(instancetype("later", 8))
+    wait_for(lambda: src.informers[CLUSTER_INSTANCETYPE].store[("", "later")]["spec"]["cpu"]["guest"] == 8)
+    fake.delete(instancetype("later"))
+    wait_for(lambda: ("", "later") not in src.informers[CLUSTER_INSTANCETYPE].store)
 
 
 def test_cache_miss_does_a_live_get(fake, source_for):
     """Create an instance type, then a VM at once: the watch has not delivered it yet."""
     src = source_for(fake)
     assert src.wait_synced(10)
-    fake.add(it("just-created", 2, namespace="apps"), notify=False)
+    fake.add(instancetype("just-created", 2, namespace="apps"), notify=False)
     obj = src.get(INSTANCETYPE, "just-created", "apps")
     assert obj and obj["spec"]["cpu"]["guest"] == 2
     gets = fake.count("GET ")
@@ -108,10 +66,10 @@ def test_cache_only_answers_from_the_cache_and_refuses_to_fetch(fake, source_for
     """What the webhook uses to answer on the event loop: a miss raises CacheMiss, asks nothing remote."""
     from instancetype_webhook.kubevirt.source import CacheMiss
 
-    fake.add(it("listed", 2))
+    fake.add(instancetype("listed", 2))
     src = source_for(fake)
     assert src.wait_synced(10)
-    fake.add(it("unseen", 4, namespace="apps"), notify=False)
+    fake.add(instancetype("unseen", 4, namespace="apps"), notify=False)
     gets = fake.count("GET ")
     with src.cache_only():
         assert src.get(CLUSTER_INSTANCETYPE, "listed")["spec"]["cpu"]["guest"] == 2
@@ -124,17 +82,17 @@ def test_cache_only_answers_from_the_cache_and_refuses_to_fetch(fake, source_for
 
 
 def test_410_gone_relists(fake, source_for):
-    fake.add(it("a"))
+    fake.add(instancetype("a"))
     src = source_for(fake)
     assert src.wait_synced(10)
     informer = src.informers[CLUSTER_INSTANCETYPE]
     lists = informer.relists
-    fake.add(it("b"), notify=False)  # missed by the watch...
-    fake.delete(it("a"), notify=False)
+    fake.add(instancetype("b"), notify=False)  # missed by the watch...
+    fake.delete(instancetype("a"), notify=False)
     fake.compact()
     fake.drop_watches()  # ...the reconnect from the old resourceVersion gets ERROR 410 and relists
-    eventually(lambda: informer.relists > lists)
-    eventually(lambda: ("", "b") in informer.store and ("", "a") not in informer.store)
+    wait_for(lambda: informer.relists > lists)
+    wait_for(lambda: ("", "b") in informer.store and ("", "a") not in informer.store)
     assert int(informer.resource_version) >= fake.rv - 1
 
 
@@ -160,19 +118,19 @@ def test_dropped_connection_resumes_from_last_resource_version(fake, source_for)
     lists = informer.relists
     for i in range(3):
         fake.drop_watches()
-        fake.add(it(f"after-drop-{i}"))
-        eventually(lambda i=i: ("", f"after-drop-{i}") in informer.store)
+        fake.add(instancetype(f"after-drop-{i}"))
+        wait_for(lambda i=i: ("", f"after-drop-{i}") in informer.store)
     assert informer.relists == lists  # resumed, not relisted
 
 
 def test_server_down_the_cache_is_not_trusted_then_resyncs(fake, source_for):
     """While the watches are broken the cache answers nothing: a lookup is a live GET, and with the API
     server away a retryable refusal (SourceUnavailable), not the object the cache last saw."""
-    fake.add(it("kept"))
+    fake.add(instancetype("kept"))
     src = source_for(fake)
     assert src.wait_synced(10)
     fake.stop()
-    eventually(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
+    wait_for(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
     assert not src.synced
     with pytest.raises(SourceUnavailable):
         src.get(CLUSTER_INSTANCETYPE, "kept")
@@ -181,11 +139,11 @@ def test_server_down_the_cache_is_not_trusted_then_resyncs(fake, source_for):
     assert src.ready()  # within stale_after: answers are live or refused, none stale
     # The server comes back with a new history (all watches see 410) and new objects.
     fake.compact()
-    fake.add(it("new-after-restart"), notify=False)
+    fake.add(instancetype("new-after-restart"), notify=False)
     fake.start()
     informer = src.informers[CLUSTER_INSTANCETYPE]
-    eventually(lambda: ("", "new-after-restart") in informer.store, timeout=15)
-    eventually(lambda: src.synced)
+    wait_for(lambda: ("", "new-after-restart") in informer.store, timeout=15)
+    wait_for(lambda: src.synced)
 
 
 def test_live_get_is_bounded_by_the_lookup_timeout(fake, source_for):
@@ -200,7 +158,7 @@ def test_live_get_is_bounded_by_the_lookup_timeout(fake, source_for):
 
 def test_revisions_fetched_on_demand_and_cached(fake, source_for):
     rev = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-           "metadata": {"name": "vm-u1-rev", "namespace": "apps"}, "data": it("u1"), "revision": 1}
+           "metadata": {"name": "vm-u1-rev", "namespace": "apps"}, "data": instancetype("u1"), "revision": 1}
     fake.add_revision(rev)
     src = source_for(fake)
     assert src.wait_synced(10)
@@ -218,14 +176,14 @@ def test_a_live_get_that_races_a_deletion_is_not_cached(fake, source_for):
     src = source_for(fake, lookup_timeout=5)
     assert src.wait_synced(10)
     informer = src.informers[CLUSTER_INSTANCETYPE]
-    fake.add(it("doomed"), notify=False)  # exists, but no watch has seen it: a cache miss does a live GET
+    fake.add(instancetype("doomed"), notify=False)  # exists, but no watch has seen it: a cache miss does a live GET
     fake.hang_gets = 1.5
     found: list = []
     lookup = threading.Thread(target=lambda: found.append(src.get(CLUSTER_INSTANCETYPE, "doomed")))
     lookup.start()
     time.sleep(0.3)
-    fake.delete(it("doomed"))  # watchers see DELETED while the GET's answer is on its way
-    eventually(lambda: informer.resource_version == str(fake.rv))  # the DELETED event was applied
+    fake.delete(instancetype("doomed"))  # watchers see DELETED while the GET's answer is on its way
+    wait_for(lambda: informer.resource_version == str(fake.rv))  # the DELETED event was applied
     lookup.join()
     fake.hang_gets = 0
     assert found and found[0]["metadata"]["name"] == "doomed"  # this lookup got the answer it read

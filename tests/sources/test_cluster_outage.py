@@ -4,41 +4,14 @@ catches up as soon as the API server is back."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-import pytest
 from prometheus_client import CollectorRegistry
 
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, INSTANCETYPE
 from instancetype_webhook.server.metrics import Metrics, State
 from instancetype_webhook.sources.cluster import Backoff, ClusterSource, SourceUnavailable
-from tests.sources.fake_apiserver import FakeAPIServer
-from tests.sources.test_cluster import eventually, it
-
-
-@pytest.fixture
-def fake():
-    server = FakeAPIServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def source_for(tmp_path: Path):
-    made: list[ClusterSource] = []
-
-    def make(fake: FakeAPIServer, **kw) -> ClusterSource:
-        config = tmp_path / "kubeconfig"
-        config.write_text(fake.kubeconfig())
-        kw.setdefault("backoff_max", 0.3)
-        src = ClusterSource.from_config(kubeconfig=config, **kw)
-        src.start()
-        made.append(src)
-        return src
-
-    yield make
-    for src in made:
-        src.stop()
+from tests.kit.builders import instancetype
+from tests.kit.wait import wait_for
 
 
 def cpu(src: ClusterSource, name: str, namespace: str | None = None) -> int | str:
@@ -77,7 +50,7 @@ def test_backoff_is_client_gos_doubling_capped_and_reset_after_a_quiet_minute():
 
 
 def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
-    fake.add(it("edited", 2))
+    fake.add(instancetype("edited", 2))
     src = source_for(fake, stale_after=1.0)
     assert src.wait_synced(10) and src.synced and src.ready()
     registry = gauges(src)
@@ -86,17 +59,17 @@ def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
     assert cpu(src, "edited") == 2
 
     fake.stop()
-    eventually(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
+    wait_for(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)  # its own watch saw the break
     assert registry.get_sample_value("instancetype_webhook_reference_cache_synced") == 0
     assert cpu(src, "edited") == "refused"  # the cached object is not answered while the watch is down
-    eventually(lambda: not src.ready())  # past stale_after: /readyz is false
+    wait_for(lambda: not src.ready())  # past stale_after: /readyz is false
     assert out_of_sync(registry, "virtualmachineclusterinstancetypes") > 1.0
     status = src.cache_status()["virtualmachineclusterinstancetypes"]
     assert status["inSync"] is False and status["reason"]
 
     # changed while the API server is away; its first GETs after the return fail
-    fake.add(it("edited", 4))
-    fake.add(it("created-meanwhile", 6, namespace="apps"))
+    fake.add(instancetype("edited", 4))
+    fake.add(instancetype("created-meanwhile", 6, namespace="apps"))
     fake.failing_gets = 4
     fake.start()
     seen: list[int | str] = []
@@ -107,41 +80,41 @@ def test_an_outage_is_told_and_nothing_stale_is_answered(fake, source_for):
     assert seen[-1] == 4, seen  # the new spec within 5 s of the return
     assert 2 not in seen  # never the old one
     assert cpu(src, "created-meanwhile", "apps") == 6
-    fake.add(it("edited", 8))  # right after the return
-    eventually(lambda: cpu(src, "edited") == 8, timeout=5)
-    eventually(lambda: src.synced and src.ready(), timeout=5)
+    fake.add(instancetype("edited", 8))  # right after the return
+    wait_for(lambda: cpu(src, "edited") == 8, timeout=5)
+    wait_for(lambda: src.synced and src.ready(), timeout=5)
     assert registry.get_sample_value("instancetype_webhook_reference_cache_synced") == 1
     assert out_of_sync(registry, "virtualmachineclusterinstancetypes") == 0
     assert src.informers[CLUSTER_INSTANCETYPE].store[("", "edited")]["spec"]["cpu"]["guest"] == 8
 
 
 def test_dropped_watches_are_out_of_sync_until_they_hold_again(fake, source_for):
-    fake.add(it("a", 1))
+    fake.add(instancetype("a", 1))
     src = source_for(fake)
     assert src.wait_synced(10)
     informer = src.informers[CLUSTER_INSTANCETYPE]
     fake.failing_gets = 1_000_000  # every reconnect fails: the drop is visible
     fake.drop_watches()
-    eventually(lambda: not informer.in_sync)
+    wait_for(lambda: not informer.in_sync)
     assert not src.synced and cpu(src, "a") == "refused"
     fake.failing_gets = 0
-    fake.add(it("a", 3))
-    eventually(lambda: informer.in_sync, timeout=5)
-    eventually(lambda: cpu(src, "a") == 3, timeout=5)
-    eventually(lambda: src.synced, timeout=5)  # the other informers too
+    fake.add(instancetype("a", 3))
+    wait_for(lambda: informer.in_sync, timeout=5)
+    wait_for(lambda: cpu(src, "a") == 3, timeout=5)
+    wait_for(lambda: src.synced, timeout=5)  # the other informers too
 
 
 def test_a_deletion_during_the_gap_is_not_answered(fake, source_for):
-    fake.add(it("doomed", 2))
+    fake.add(instancetype("doomed", 2))
     src = source_for(fake)
     assert src.wait_synced(10)
     fake.stop()
-    eventually(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)
-    fake.delete(it("doomed"), notify=False)
+    wait_for(lambda: not src.informers[CLUSTER_INSTANCETYPE].in_sync)
+    fake.delete(instancetype("doomed"), notify=False)
     fake.compact()
     fake.start()
-    eventually(lambda: cpu(src, "doomed") == "missing", timeout=5)
-    eventually(lambda: src.synced, timeout=5)
+    wait_for(lambda: cpu(src, "doomed") == "missing", timeout=5)
+    wait_for(lambda: src.synced, timeout=5)
     assert ("", "doomed") not in src.informers[CLUSTER_INSTANCETYPE].store
 
 
@@ -151,10 +124,10 @@ def test_an_answer_from_the_returned_server_wakes_the_waiting_informers(fake, so
     src = source_for(fake, backoff_max=30.0)
     assert src.wait_synced(10)
     fake.stop()
-    eventually(lambda: not src.synced)
+    wait_for(lambda: not src.synced)
     for informer in src.informers.values():
         informer._backoff.jitter, informer._backoff.current = 0.0, 30.0
     time.sleep(2.5)  # every informer has failed again and now waits 30 s
     fake.start()
     assert cpu(src, "nothing-here") == "missing"  # the live GET gets through
-    eventually(lambda: src.synced, timeout=5)
+    wait_for(lambda: src.synced, timeout=5)

@@ -8,7 +8,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from instancetype_webhook.sources.rawget import BuiltinReads, raw_get
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from instancetype_webhook.kubevirt.source import (
     KindNotServed,
 )
 from instancetype_webhook.sources.cluster import ClusterSource, SourceUnavailable
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
 
 LABELS = {"instancetype.kubevirt.io/default-instancetype": "u1.medium"}
 OBJECTS = [

@@ -7,6 +7,7 @@ import pytest
 
 from instancetype_webhook.kubevirt.infer import InferenceError, infer_matchers, needs_inference
 from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.builders import vm as build_vm
 
 NS = "vms"
 LABELLED = {"kind": "PersistentVolumeClaim", "metadata": {"name": "disk", "namespace": NS, "labels": {
@@ -17,15 +18,10 @@ UNLABELLED = {"kind": "PersistentVolumeClaim", "metadata": {"name": "disk", "nam
 
 
 def vm(instancetype=None, preference=None, memory=True) -> dict:
-    domain = {"devices": {}, **({"memory": {"guest": "1Gi"}} if memory else {})}
-    spec = {"runStrategy": "Halted", "template": {"spec": {
-        "domain": domain, "volumes": [{"name": "root", "persistentVolumeClaim": {"claimName": "disk"}},
-                                      {"name": "cd", "containerDisk": {"image": "x"}}]}}}
-    if instancetype is not None:
-        spec["instancetype"] = instancetype
-    if preference is not None:
-        spec["preference"] = preference
-    return {"metadata": {"name": "v", "namespace": NS}, "spec": spec}
+    return build_vm("v", NS, typed=False, instancetype=instancetype, preference=preference,
+                    domain={"devices": {}, **({"memory": {"guest": "1Gi"}} if memory else {})},
+                    volumes=[{"name": "root", "persistentVolumeClaim": {"claimName": "disk"}},
+                             {"name": "cd", "containerDisk": {"image": "x"}}])
 
 
 def run(the_vm, objects=(LABELLED,)):

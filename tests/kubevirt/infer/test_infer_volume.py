@@ -7,6 +7,8 @@ import pytest
 from instancetype_webhook.kubevirt.infer.errors import InferenceError
 from instancetype_webhook.kubevirt.infer.volume import INSTANCETYPE_LABELS, PREFERENCE_LABELS, Origin, VolumeFollower
 from instancetype_webhook.kubevirt.source import InMemorySource, KindNotServed
+from tests.kit.builders import NO_DOMAIN
+from tests.kit.builders import vm as build_vm
 
 NS = "vms"
 IT = "instancetype.kubevirt.io/default-instancetype"
@@ -24,10 +26,9 @@ def pvc(name: str, namespace: str = NS, labels: dict | None = None) -> dict:
 
 
 def vm(volume: dict, templates: list | None = None) -> dict:
-    spec = {"template": {"spec": {"volumes": [{"name": "other", "containerDisk": {}}, {"name": "root", **volume}]}}}
-    if templates is not None:
-        spec["dataVolumeTemplates"] = templates
-    return {"metadata": {"name": "v", "namespace": NS}, "spec": spec}
+    return build_vm("v", NS, typed=False, run_strategy=None, domain=NO_DOMAIN,
+                    volumes=[{"name": "other", "containerDisk": {}}, {"name": "root", **volume}],
+                    spec=None if templates is None else {"dataVolumeTemplates": templates})
 
 
 def follow(the_vm: dict, objects: list[dict], labels=INSTANCETYPE_LABELS, volume: str = "root"):

@@ -20,6 +20,7 @@ from instancetype_webhook.kubevirt.liveupdate import (
 )
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.builders import vm as build_vm
 
 STAGE = {"vmRolloutStrategy": "Stage"}
 HIGHER = "CPU sockets updated in template spec to a value higher than what's available"
@@ -27,12 +28,10 @@ REDUCTION = "Reduction of CPU socket count requires a restart"
 
 
 def vm(domain: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
-    template_spec = {"domain": {"devices": {}, "cpu": {"sockets": 1}, "memory": {"guest": "2Gi"}, **(domain or {})},
-                     "volumes": [{"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}
-    template_spec.update(spec.pop("template", {}))
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": "web", "namespace": "apps", "uid": "0b6c-web"},
-            "spec": {"runStrategy": "Always", "template": {"spec": template_spec}, **spec}}
+    template = {"volumes": [{"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}],
+                **spec.pop("template", {})}
+    return build_vm("web", "apps", metadata={"uid": "0b6c-web"}, run_strategy="Always", template=template, spec=spec,
+                    domain={"devices": {}, "cpu": {"sockets": 1}, "memory": {"guest": "2Gi"}, **(domain or {})})
 
 
 def typed(name: str = "u1.medium", preference: str | None = "fedora") -> dict[str, Any]:

@@ -34,7 +34,7 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
   resource write; `/status` writes change only the status.
 - Server-side apply: `PATCH` with `application/apply-patch+yaml?fieldManager=M[&force=true]` merges the
   configuration by the CRD's list types, keeps `metadata.managedFields`, answers conflicts with the real 409
-  and creates a missing object (tests/sources/fake_apply.py: the structured-merge-diff subset). Other writes
+  and creates a missing object (tests/fakeapi/apply.py: the structured-merge-diff subset). Other writes
   record an Update entry when they name a `fieldManager` or the object already has managed fields.
 - `dryRun=All`: the write is defaulted, admitted (webhooks called with `dryRun: true`) and answered,
   but not stored: no resourceVersion is used up.
@@ -46,7 +46,7 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
   `admission webhook "<name>" denied the request: <message>` Status (its code, default 400), and
   returns admission warnings as `Warning: 299 - "<text>"` headers. `fake.reviews` counts the calls.
 - CRDs: `fake.install_crd(yaml)` serves a real CustomResourceDefinition; every write of it is pruned and
-  validated against its version's schema (tests/sources/fake_schema.py), a violation is a 422 Invalid
+  validated against its version's schema (tests/fakeapi/schema.py), a violation is a 422 Invalid
   listing the fields. events.k8s.io/v1 Events get the built-in Event validation. A request body over
   3 MiB is a 413; an object over etcd's 1.5 MiB is not stored (500 "etcdserver: request is too large").
 - RBAC: `fake.forbid(verb, plural)` answers that verb (create, update, patch, delete, get, list, watch)
@@ -81,8 +81,8 @@ import jsonpatch
 import orjson
 import yaml
 
-from tests.sources import fake_apply
-from tests.sources.fake_schema import Schema, crd_versions, event_errors
+from tests.fakeapi import apply as fake_apply
+from tests.fakeapi.schema import Schema, crd_versions, event_errors
 
 GROUP_PATH = "/apis/instancetype.kubevirt.io/v1beta1"
 Key = tuple[str, str]  # (namespace or "", name)
@@ -289,7 +289,7 @@ class FakeAPIServer:
 
     def install_crd(self, crd: dict) -> list[Resource]:
         """Serve a CustomResourceDefinition (the real YAML, parsed): every served version, each write pruned
-        and validated against that version's schema as kube-apiserver does (fake_schema)."""
+        and validated against that version's schema as kube-apiserver does (tests/fakeapi/schema.py)."""
         spec, out = crd["spec"], []
         names = spec["names"]
         for version, schema in crd_versions(crd):
@@ -586,7 +586,7 @@ class FakeAPIServer:
         return self._admit_and_store(res, namespace, name, sub, old, obj, dry, retry)
 
     def _applied(self, res: Resource, namespace: str, name: str, old: dict | None, body: bytes) -> tuple[dict, bool]:
-        """Server-side apply (tests/sources/fake_apply.py): the merged object and whether it is unconditional."""
+        """Server-side apply (tests/fakeapi/apply.py): the merged object and whether it is unconditional."""
         manager, force = self._request.options
         if not manager:
             raise APIError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '

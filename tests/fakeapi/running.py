@@ -1,22 +1,30 @@
-"""A running VM in the strict fake API server, as virt-controller leaves it: the VM's status (Running, the
-instance type and preference refs), the ControllerRevisions it stored, the VM-start revision and the
-VMI (what `instancetype_webhook.kubevirt.liveupdate.start_vm` derives, the same path the conformance cases check)."""
+"""The strict fake API server populated and wired: the bundled catalogue in it (`add_catalog`), the real
+webhook registered as its admission webhooks (`webhook_for`), and a running VM in it (`start_running`), as
+virt-controller leaves it: the VM's status (Running, the instance type and preference refs), the
+ControllerRevisions it stored, the VM-start revision and the VMI (what
+`instancetype_webhook.kubevirt.liveupdate.start_vm` derives, the same path the conformance cases check)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from instancetype_webhook.kubevirt.liveupdate import merge_patch, start_vm
 from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.server import Server, serve
+from tests.kit.wait import wait_for
 
 CATALOG_NAMES = ("u1.medium", "u1.large", "u1.small", "cx1.large", "fedora")
 
 
-def add_catalog(fake: FakeAPIServer, names: tuple[str, ...] = CATALOG_NAMES) -> list[dict[str, Any]]:
-    """Put these bundled common instance types / preferences into the cluster; returns them."""
-    objects = [o for o in load_catalog().objects() if o["metadata"]["name"] in names]
+def add_catalog(fake: FakeAPIServer, names: tuple[str, ...] | None = CATALOG_NAMES) -> list[dict[str, Any]]:
+    """Put these bundled common instance types / preferences (`names=None`: the whole bundled catalogue)
+    into the cluster; returns them."""
+    objects = [o for o in load_catalog().objects() if names is None or o["metadata"]["name"] in names]
     for obj in objects:
         fake.add(copy.deepcopy(obj))
     return objects
@@ -47,3 +55,13 @@ def start_running(fake: FakeAPIServer, namespace: str, name: str, settings: Clus
     vmi["metadata"]["annotations"] = {"kubevirt.io/vm-generation": str(generation)}
     fake.add(vmi)
     return vmi
+
+
+@contextmanager
+def webhook_for(fake: FakeAPIServer, tmp: Path, *args: str) -> Iterator[Server]:
+    """`serve --kubeconfig` against the fake API server, ready (its cache synced), and registered as the fake's
+    mutating and validating webhooks, as a real API server calls them."""
+    with serve(tmp, "--kubeconfig", fake.kubeconfig_file(tmp), *args) as server, server.client() as client:
+        wait_for(lambda: client.get("/readyz").status_code == 200, 15, "/readyz", logs=server.logs)
+        fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
+        yield server

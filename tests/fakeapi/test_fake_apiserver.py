@@ -12,22 +12,14 @@ import httpx
 import orjson
 import pytest
 
-from tests.server.harness import serve
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.kit.builders import vm as build_vm
+from tests.kit.server import serve
 
 VMS = "/apis/kubevirt.io/v1/namespaces/{ns}/virtualmachines"
 
 
 def vm(name: str, ns: str = "apps", cpu: int = 1) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name, "namespace": ns},
-            "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"cpu": {"cores": cpu}}}}}}
-
-
-@pytest.fixture
-def fake():
-    server = FakeAPIServer()
-    yield server
-    server.stop()
+    return build_vm(name, ns, domain={"cpu": {"cores": cpu}})
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""The fake API server's server-side apply subset (tests/sources/fake_apply.py) on its own: field sets in
+"""The fake API server's server-side apply subset (tests/fakeapi/apply.py) on its own: field sets in
 FieldsV1, merges by the schema's list types, removal of what a manager stops applying, conflicts."""
 from __future__ import annotations
 
 import pytest
 
-from tests.sources import fake_apply
+from tests.fakeapi import apply as fake_apply
 
 SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
     "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],

@@ -17,6 +17,7 @@ REQUEST_KEYS = ["uid", "kind", "operation", "namespace", "name", "object", "oldO
 GVK_KEYS = ["group", "version", "kind"]
 
 
+# specific: exactly the keys parse_review checks (REQUEST_KEYS), which the properties below remove one by one
 def base() -> dict:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
             "request": {"uid": "u", "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
