@@ -9,8 +9,8 @@ import pytest
 from instancetype_webhook.cli import main
 from instancetype_webhook.kubevirt.releases import resolve
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fleet.fleet_cluster import vm
-from tests.sources.fake_apiserver import FakeAPIServer
 
 KUBEVIRT = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
             "metadata": {"name": "kubevirt", "namespace": "kubevirt"}, "spec": {"configuration": {}},

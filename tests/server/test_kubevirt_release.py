@@ -16,9 +16,11 @@ import pytest
 
 from instancetype_webhook.kubevirt.releases import MAIN
 from instancetype_webhook.sources.cluster_config import ClusterConfiguration
-from tests.server.harness import review, serve
-from tests.server.test_cluster_configuration import SMALL, VM, kubevirt, wait_for
-from tests.sources.fake_apiserver import FakeAPIServer
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.builders import review
+from tests.kit.server import serve
+from tests.kit.wait import wait_for
+from tests.server.test_cluster_configuration import SMALL, VM, kubevirt
 
 PROVENANCE = "instancetype-webhook.kubevirt.io/expanded-from"
 

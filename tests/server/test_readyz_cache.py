@@ -11,8 +11,9 @@ from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.server.app import create_api
 from instancetype_webhook.server.asgi import Webhook
 from instancetype_webhook.sources.cluster import ClusterSource
-from tests.sources.fake_apiserver import FakeAPIServer
-from tests.sources.test_cluster import eventually, it
+from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.builders import instancetype
+from tests.kit.wait import wait_for
 
 RESOURCE = "virtualmachineclusterinstancetypes"
 
@@ -21,7 +22,7 @@ def test_readyz_follows_the_cache_through_an_outage(tmp_path: Path):
     fake = FakeAPIServer()
     config = tmp_path / "kubeconfig"
     config.write_text(fake.kubeconfig())
-    fake.add(it("u1", 2))
+    fake.add(instancetype("u1", 2))
     source = ClusterSource.from_config(kubeconfig=config, backoff_max=0.3, stale_after=1.0)
     source.start()
     try:
@@ -31,11 +32,11 @@ def test_readyz_follows_the_cache_through_an_outage(tmp_path: Path):
         ready = client.get("/readyz")
         assert ready.status_code == 200 and ready.json()["referenceCache"][RESOURCE]["inSync"] is True
         fake.stop()
-        eventually(lambda: client.get("/readyz").status_code == 503)
+        wait_for(lambda: client.get("/readyz").status_code == 503, 10, "/readyz 503 while the API server is away")
         cache = client.get("/readyz").json()["referenceCache"][RESOURCE]
         assert cache["inSync"] is False and cache["outOfSyncSeconds"] > 1.0 and cache["reason"]
         fake.start()
-        eventually(lambda: client.get("/readyz").status_code == 200, timeout=10)
+        wait_for(lambda: client.get("/readyz").status_code == 200, 10, "/readyz 200 once it is back")
         assert client.get("/readyz").json()["referenceCache"][RESOURCE] == {"inSync": True, "outOfSyncSeconds": 0}
     finally:
         source.stop()
