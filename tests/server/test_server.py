@@ -201,7 +201,7 @@ def test_unrelated_kind_and_delete_are_allowed_untouched(client: httpx.Client):
     (b"[1, 2]", ""),
     (b'{"apiVersion": "admission.k8s.io/v1", "kind": "Pod"}', "kind"),
     (b'{"apiVersion": "v1", "kind": "AdmissionReview"}', "apiVersion"),
-    (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}', ".request"),
+    (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}', "request"),
     (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", '
      b'"request": {"kind": {}, "operation": "CREATE"}}',
      "request.uid"),
