@@ -159,9 +159,12 @@ def tls_files(settings: ServerSettings) -> tuple[Path, Path]:
 
 
 def transport_options() -> dict[str, Any]:
-    """uvicorn's fastest stack here, through its public options: uvloop and httptools when installed (uvicorn's
-    `auto`), and no proxy-headers middleware (the webhook never reads the client address or scheme)."""
-    return {"proxy_headers": False, "loop": "auto", "http": "auto"}
+    """uvicorn's fastest stack here, through its public options: uvloop and httptools when installed (`auto`),
+    each response written once (server.coalesce), and no proxy-headers middleware (the webhook never reads the
+    client address or scheme)."""
+    from instancetype_webhook.server.coalesce import coalescing_protocol
+
+    return {"proxy_headers": False, "loop": "auto", "http": coalescing_protocol() or "auto"}
 
 
 def serve(settings: ServerSettings, playground: Any = None) -> int:
