@@ -230,7 +230,7 @@ def test_the_review_path_runs_compiled_in_the_image(image):
     script = """
 import json, pathlib, instancetype_webhook
 from instancetype_webhook.compiled import compiled_modules, is_extension
-names = compiled_modules(pathlib.Path(app.__file__).parent)
+names = compiled_modules(pathlib.Path(instancetype_webhook.__file__).parent)
 print(json.dumps({"names": names, "pure": [n for n in names if not is_extension(n)]}))
 """
     found = json.loads(engine.run("run", "--rm", "--entrypoint", "python", ref, "-c", script).stdout)
