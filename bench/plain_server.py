@@ -17,23 +17,20 @@ import uvicorn
 
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repo root, for `instancetype_webhook`
 
-from instancetype_webhook.admission.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.assembly import assemble  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.logs import configure  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.logconfig import configure  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.run import build_source, transport_options  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.run import transport_options  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
 
 
 def build_app(settings: ServerSettings):
-    source, ready, offload, namespace_labels, _ = build_source(settings)
-    ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
-                        namespace_labels=namespace_labels, provenance=settings.provenance,
-                        resize_handwritten=settings.resize_handwritten)
+    assembly = assemble(settings)
     metrics = Metrics()
-    hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
+    hook = Webhook(ctx=assembly.ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
-                   deadline_action=settings.deadline_action, offload=offload, ready=ready)
+                   deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready)
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)
     return create_app(hook)

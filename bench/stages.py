@@ -35,17 +35,18 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 
 from review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
 
-from instancetype_webhook.admission import review as rv  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.admission import envelope as rv  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.admission.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.admission.mutate import flatten, mutate  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.admission.validate import validate  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.kubevirt.imprint import patch_and_imprint  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.patch import make_patch  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.asgi import review_answer  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.logs import configure, log_review, review_line  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.logconfig import configure  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.reviewlog import log_review, review_line  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
 
 
@@ -145,7 +146,7 @@ def _running_vm() -> dict[str, Any]:
 def stages(number: int, body: bytes | None = None) -> dict[str, float]:
     from floor_app import app as floor
 
-    from instancetype_webhook.kubevirt.admission import validate_vm
+    from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 
     quiet_review_log()
     ctx = ReviewContext(source=load_catalog(), policy="expand")

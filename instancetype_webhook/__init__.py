@@ -28,12 +28,12 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the same names load o
     from instancetype_webhook.admission.mutate import answer_vm
     from instancetype_webhook.admission.policy import Policy
     from instancetype_webhook.domxml import DomainError, render_domain, vmi_from_vm
-    from instancetype_webhook.kubevirt.admission import admit_object, validate_vm
     from instancetype_webhook.kubevirt.causes import Cause, ExpandError, Verdict
+    from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
     from instancetype_webhook.kubevirt.expand import expand, expand_vm_spec
     from instancetype_webhook.kubevirt.matchers import validate_matchers
-    from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
     from instancetype_webhook.kubevirt.source import InMemorySource, Source
+    from instancetype_webhook.kubevirt.vm_webhook import admit_object, validate_vm
     from instancetype_webhook.patch import make_patch
     from instancetype_webhook.sources.catalog import load_catalog
 
@@ -41,11 +41,11 @@ _PUBLIC = {
     # expansion and validation (the pure core)
     "expand": "instancetype_webhook.kubevirt.expand",
     "expand_vm_spec": "instancetype_webhook.kubevirt.expand",
-    "validate_vm": "instancetype_webhook.kubevirt.admission",
-    "admit_object": "instancetype_webhook.kubevirt.admission",
+    "validate_vm": "instancetype_webhook.kubevirt.vm_webhook",
+    "admit_object": "instancetype_webhook.kubevirt.vm_webhook",
     "validate_matchers": "instancetype_webhook.kubevirt.matchers",
-    "ClusterSettings": "instancetype_webhook.kubevirt.settings",
-    "DEFAULT_SETTINGS": "instancetype_webhook.kubevirt.settings",
+    "ClusterSettings": "instancetype_webhook.kubevirt.configuration",
+    "DEFAULT_SETTINGS": "instancetype_webhook.kubevirt.configuration",
     "Cause": "instancetype_webhook.kubevirt.causes",
     "ExpandError": "instancetype_webhook.kubevirt.causes",
     "Verdict": "instancetype_webhook.kubevirt.causes",

@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, resolve
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 
 Policy = Literal["reference", "expand", "expandAll"]
 POLICIES: tuple[str, ...] = ("reference", "expand", "expandAll")

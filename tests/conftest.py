@@ -67,7 +67,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 @pytest.fixture
 def app_logging():
-    """For a test that runs `serve` (or `logs.configure()`) in process: afterwards the app's logger is as it was.
+    """For a test that runs `serve` (or `logconfig.configure()`) in process: afterwards the app's logger is as it was.
     A handler left bound to the test's captured stdout would take every later log line of the session (the
     watch threads of other tests too) and write it into a stream pytest has closed."""
     from instancetype_webhook.server import reviewlog
@@ -81,7 +81,7 @@ def app_logging():
 
 @pytest.fixture(autouse=True)
 def _no_app_log_handler_left_behind():
-    """Fails the test that leaves a handler of `server.logs.configure()` on the app's logger (use the
+    """Fails the test that leaves a handler of `server.logconfig.configure()` on the app's logger (use the
     `app_logging` fixture), and takes it off so that later tests are not affected."""
     logger = logging.getLogger("instancetype_webhook")
     before = logger.handlers[:]
@@ -93,7 +93,7 @@ def _no_app_log_handler_left_behind():
         logger.handlers[:] = before
         logger.propagate = True
         reviewlog.set_sink(None)
-        pytest.fail("the test left logs.configure()'s handler on the app's logger: use the app_logging fixture")
+        pytest.fail("the test left logconfig.configure()'s handler on the app's logger: use the app_logging fixture")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.policy import Policy
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
 

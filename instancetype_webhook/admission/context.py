@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from instancetype_webhook.admission.policy import NamespaceLabels, Policy
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
 VM_GROUP, VM_KIND = "kubevirt.io", "VirtualMachine"
@@ -24,7 +24,6 @@ class ReviewContext:
     preserve_guest: bool = False  # flat VMs keep the devices virt-controller auto-attaches
                                   # (instancetype_webhook.kubevirt.guest)
     resize_handwritten: bool = True  # resize hand-written flat VMs (instancetype_webhook/admission/resize.py)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # What became of a review (the log line's and the metrics' `outcome`); the server adds "deadline", "error"
@@ -32,7 +31,7 @@ ReviewOutcome = Literal["allowed", "denied", "patched", "skipped", "deadline", "
 
 
 @dataclass
-class Outcome:
+class ReviewReply:
     """A handler's answer plus what the log line and metrics need."""
 
     allowed: bool

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.answer import VMAnswer, refusal
 from instancetype_webhook.admission.context import (
-    Outcome,
     ReviewContext,
     ReviewOutcome,
+    ReviewReply,
     is_vm,
     namespace_of,
     with_namespace,
@@ -41,20 +41,20 @@ from instancetype_webhook.admission.liveupdate import live_update_warnings
 from instancetype_webhook.admission.policy import Policy, decide
 from instancetype_webhook.admission.stored import stored_flat, with_stage_volumes
 from instancetype_webhook.kubevirt.causes import Verdict
+from instancetype_webhook.kubevirt.check_expand import check_and_expand
 from instancetype_webhook.kubevirt.guest import review_guest
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from instancetype_webhook.kubevirt.resize import matchers_changed
-from instancetype_webhook.kubevirt.review import check_and_expand
 from instancetype_webhook.patch import make_patch
 
 
 def _allow(review: rv.Review, kind: str, outcome: ReviewOutcome, policy: Policy | Literal[""] = "",
-           warnings: list[str] | None = None) -> Outcome:
-    return Outcome(True, rv.response(review, Verdict.allow(warnings)), kind, outcome, policy=policy)
+           warnings: list[str] | None = None) -> ReviewReply:
+    return ReviewReply(True, rv.response(review, Verdict.allow(warnings)), kind, outcome, policy=policy)
 
 
-def _deny(review: rv.Review, kind: str, verdict: Verdict, policy: Policy) -> Outcome:
-    return Outcome(False, rv.response(review, verdict), kind, "denied", policy=policy)
+def _deny(review: rv.Review, kind: str, verdict: Verdict, policy: Policy) -> ReviewReply:
+    return ReviewReply(False, rv.response(review, verdict), kind, "denied", policy=policy)
 
 
 def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str, namespace: str,
@@ -93,7 +93,7 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
             answer.ops = make_patch(vm, answer.flat)
             answer.action = "patch" if answer.ops else "allow"
         return answer
-    # validate_vm and expand in one pass (instancetype_webhook.kubevirt.review): the same answers, half the work
+    # validate_vm and expand in one pass (instancetype_webhook.kubevirt.check_expand): the same answers, half the work
     # Expanded from the VM after inference: the expansion writes the preferred architecture and machine
     # type itself (same values, its own key order, as a resize re-expands); only the DataVolumeTemplates'
     # storage class is the stage's alone, so it is taken from the stage's VM.
@@ -111,7 +111,7 @@ def answer_vm(vm: dict[str, Any], old_vm: dict[str, Any] | None, operation: str,
     return VMAnswer("patch" if ops else "allow", allowed, decision.policy, decision.why, ops, flat)
 
 
-def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
+def mutate(review: rv.Review, ctx: ReviewContext) -> ReviewReply:
     request = review["request"]
     gvk = request["kind"]
     kind = gvk.get("kind", "")
@@ -126,5 +126,6 @@ def mutate(review: rv.Review, ctx: ReviewContext) -> Outcome:
         return _deny(review, kind, answer.verdict, answer.policy)
     answer.verdict.warnings += live_update_warnings(vm, request.get("oldObject"), operation, namespace_of(request, vm),
                                                     ctx, answer.flat)
-    return Outcome(True, rv.response(review, answer.verdict, answer.ops), kind, "patched" if answer.ops else "allowed",
-                   patch_ops=len(answer.ops), policy=answer.policy)
+    outcome: ReviewOutcome = "patched" if answer.ops else "allowed"
+    return ReviewReply(True, rv.response(review, answer.verdict, answer.ops), kind, outcome,
+                       patch_ops=len(answer.ops), policy=answer.policy)

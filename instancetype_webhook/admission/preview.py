@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext, namespace_of, with_namespace
 from instancetype_webhook.admission.policy import effective_policy
 from instancetype_webhook.admission.resize import resize_named
 from instancetype_webhook.admission.stored import flatten
 from instancetype_webhook.domxml.cluster import domain_config_from_settings
 from instancetype_webhook.domxml.stored import render_stored_vm
-from instancetype_webhook.kubevirt.admission import validate_vm
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
 from instancetype_webhook.kubevirt.guest import review_guest
 from instancetype_webhook.kubevirt.mutator import mutate_vm
+from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 from instancetype_webhook.patch import make_patch
 
 

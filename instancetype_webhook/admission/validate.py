@@ -6,18 +6,18 @@ naming them (at most 120 characters).
 """
 from __future__ import annotations
 
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import (
     INSTANCETYPE_GROUP,
-    Outcome,
     ReviewContext,
     ReviewOutcome,
+    ReviewReply,
     is_vm,
     namespace_of,
     with_namespace,
 )
-from instancetype_webhook.kubevirt.admission import admit_object, validate_vm
 from instancetype_webhook.kubevirt.causes import Verdict
+from instancetype_webhook.kubevirt.vm_webhook import admit_object, validate_vm
 
 REFERENCE_KINDS = frozenset({
     "VirtualMachineInstancetype", "VirtualMachineClusterInstancetype",
@@ -33,7 +33,7 @@ def _verdict_for_vm(request: rv.AdmissionRequest, ctx: ReviewContext) -> Verdict
     return validate_vm(with_namespace(vm, namespace), ctx.source, ctx.cluster)
 
 
-def validate(review: rv.Review, ctx: ReviewContext) -> Outcome:
+def validate(review: rv.Review, ctx: ReviewContext) -> ReviewReply:
     request = review["request"]
     gvk = request["kind"]
     kind = gvk.get("kind", "")
@@ -49,4 +49,4 @@ def validate(review: rv.Review, ctx: ReviewContext) -> Outcome:
         outcome = "allowed" if verdict.allowed else "denied"
     else:
         verdict, outcome = Verdict.allow(), "skipped"
-    return Outcome(verdict.allowed, rv.response(review, verdict), kind, outcome, policy=ctx.policy)
+    return ReviewReply(verdict.allowed, rv.response(review, verdict), kind, outcome, policy=ctx.policy)

@@ -25,6 +25,8 @@ def add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-provenance", dest="provenance", action="store_false",
                    help="no expanded-from annotation (as serve --no-provenance)")
     p.add_argument("--preserve-guest", action="store_true", help="as serve --preserve-guest")
+    p.add_argument("--kubevirt", metavar="NAMESPACE/NAME",
+                   help="the KubeVirt CR whose configuration decides (as serve --kubevirt; default: the one found)")
     add_release_argument(p, default=None, shown="auto: the KubeVirt CR's, or INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION")
     p.add_argument("--shard", help="I/N: only the VMs whose stable hash falls in shard I of N (I may be `job`: "
                                    "the Indexed Job's JOB_COMPLETION_INDEX)")
@@ -63,8 +65,9 @@ def open_for(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any] | i
 def server_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The serve settings these flags stand for; an unset flag leaves the INSTANCETYPE_WEBHOOK_* variable."""
     given: dict[str, Any] = {"policy": args.policy}
-    if getattr(args, "kubevirt_version", None) is not None:
-        given["kubevirt_version"] = args.kubevirt_version
+    for name in ("kubevirt_version", "kubevirt"):
+        if getattr(args, name, None) is not None:
+            given[name] = getattr(args, name)
     for flag, name, value in (("allow_vm_policy", "allow_vm_policy", True), ("provenance", "provenance", False),
                               ("preserve_guest", "preserve_guest", True)):
         if getattr(args, flag) == value:

@@ -25,11 +25,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from instancetype_webhook.kubevirt.causes import Verdict
-from instancetype_webhook.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt, with_release
+from instancetype_webhook.kubevirt.configuration import (
+    DEFAULT_SETTINGS,
+    ClusterSettings,
+    kubevirt_problem,
+    settings_from_kubevirt,
+    with_release,
+)
 from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
 from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile, from_kubevirt, resolve
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
 
@@ -168,13 +173,6 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
                 raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
         inputs.files.append((origin, docs))
     return inputs
-
-
-def read_single(paths: list[str], stdin: TextIO | None,
-                kinds: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The one document whose kind is in `kinds`, and the reference objects found in `paths`."""
-    subject, inputs = read_subject(paths, stdin, kinds)
-    return subject, inputs.reference_objects
 
 
 def read_subject(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) -> tuple[dict[str, Any], Inputs]:

@@ -40,14 +40,18 @@ from instancetype_webhook.cli.inputs import (
     release_note,
     release_option,
 )
-from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt, with_release
+from instancetype_webhook.kubevirt.configuration import (
+    DEFAULT_SETTINGS,
+    ClusterSettings,
+    settings_from_kubevirt,
+    with_release,
+)
 from instancetype_webhook.kubevirt.liveupdate import Plan, Started, StartError, plan_update, start_vm
 from instancetype_webhook.kubevirt.liveupdate.revisions import LayeredSource
 from instancetype_webhook.kubevirt.liveupdate.rows import Row, outcome_rows, show
 from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.kubevirt.releases import from_kubevirt
 from instancetype_webhook.kubevirt.resize import named
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import InMemorySource, Source
 from instancetype_webhook.sources.catalog import CatalogError
 

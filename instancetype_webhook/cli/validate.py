@@ -4,10 +4,10 @@ Each VirtualMachine in the input goes through what the admission webhooks would 
 types and preferences: the mutating webhook's instancetype stage (matcher checks, inferFromVolume from the
 PVCs, DataVolumes, DataSources and VolumeSnapshots among the inputs; with --old FILE the VM of the same
 name is an UPDATE of that stored VM), then the instance type / preference stage of the validating webhook
-(`instancetype_webhook.kubevirt.admission.validate_vm`) on the VM the mutating stage leaves. A KubeVirt object among the
-inputs is the cluster configuration. When the input holds
-no VirtualMachine, the instance type and preference objects of the first file are admitted instead
-(`admit_object`). Exit 0 when everything is allowed, 1 when anything is rejected, 2 on unreadable input.
+(`instancetype_webhook.kubevirt.vm_webhook.validate_vm`) on the VM the mutating stage leaves. A KubeVirt object
+among the inputs is the cluster configuration. When the input holds no VirtualMachine, the instance type and
+preference objects of the first file are admitted instead (`admit_object`). Exit 0 when everything is allowed,
+1 when anything is rejected, 2 on unreadable input.
 """
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import sys
 from typing import Any, TextIO
 
 from instancetype_webhook.cli.inputs import InputError, add_old_argument, add_release_argument, announce, read_request
-from instancetype_webhook.kubevirt.admission import admit_object, validate_vm
 from instancetype_webhook.kubevirt.causes import Verdict
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.mutator import mutate_vm
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.kubevirt.vm_webhook import admit_object, validate_vm
 from instancetype_webhook.sources.catalog import CatalogError, is_reference_object, is_volume_object
 
 

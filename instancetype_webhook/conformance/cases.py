@@ -12,11 +12,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from instancetype_webhook.kubevirt.causes import Verdict
-from instancetype_webhook.kubevirt.configuration import settings_from_configuration
+from instancetype_webhook.kubevirt.configuration import ClusterSettings, settings_from_configuration
 from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
 from instancetype_webhook.kubevirt.prune import prune_object, prune_to_release
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
     CLUSTER_PREFERENCE,

@@ -7,9 +7,9 @@ from typing import Any
 
 from instancetype_webhook.conformance.cases import case_mutation, case_settings, case_source, subject_vm
 from instancetype_webhook.conformance.compare import MISSING, Difference, compare_causes, first_difference
-from instancetype_webhook.kubevirt.admission import validate_vm
 from instancetype_webhook.kubevirt.causes import Cause, ExpandError, Verdict
 from instancetype_webhook.kubevirt.expand import expand_vm_spec
+from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 
 
 def _causes(causes: Iterable[Cause]) -> list[dict[str, Any]]:

@@ -190,9 +190,6 @@ def run_cases(paths: Iterable[Path], category: str | None = None, sections: Iter
 
 # -- reporting -------------------------------------------------------------------------------------------
 
-OUTCOMES = ("passed", "failed", "not checked")
-
-
 def _table(title: str, rows: dict[str, Counter[str]]) -> list[str]:
     width = max([len(title)] + [len(name) for name in rows])
     lines = [f"{title:<{width}}  {'passed':>6}  {'failed':>6}  {'not checked':>11}"]

@@ -17,9 +17,13 @@ from typing import Any
 
 from instancetype_webhook.domxml.arch import DEFAULT_OVMF_PATHS
 from instancetype_webhook.domxml.context import LauncherContext, SMBios
-from instancetype_webhook.kubevirt.configuration import release_defaults, settings_from_configuration
+from instancetype_webhook.kubevirt.configuration import (
+    DEFAULT_SETTINGS,
+    ClusterSettings,
+    release_defaults,
+    settings_from_configuration,
+)
 from instancetype_webhook.kubevirt.releases import NUMA_DISTANCES
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 
 DEFAULT_MAX_HOTPLUG_RATIO = 4
 SMBIOS_FIELDS = ("manufacturer", "family", "product", "sku", "version")

@@ -17,6 +17,7 @@ from typing import Any
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.admission.mutate import VMAnswer, answer_vm
 from instancetype_webhook.admission.policy import has_matcher
+from instancetype_webhook.kubevirt.source import SourceUnavailable
 
 ACTIONS = ("flatten", "refuse", "skip", "unresolved", "unchanged")
 
@@ -73,9 +74,10 @@ def assess(vm: dict[str, Any], ctx: ReviewContext) -> tuple[Finding, VMAnswer | 
         return Finding(namespace, name, "unchanged", reason="no instancetype or preference matcher", uid=uid), None
     try:
         answer = answer_vm(vm, vm, "UPDATE", namespace, ctx)
-    except Exception as exc:  # noqa: BLE001 (e.g. SourceUnavailable: one VM's failure is reported, not fatal)
-        message = getattr(exc, "admission_message", None) or f"{type(exc).__name__}: {exc}"
-        return Finding(namespace, name, "failed", reason=message, uid=uid), None
+    except SourceUnavailable as exc:  # one VM's failure is reported, not fatal
+        return Finding(namespace, name, "failed", reason=exc.reason, uid=uid), None
+    except Exception as exc:  # noqa: BLE001 (a bug on one VM's data: reported on that VM, the sweep goes on)
+        return Finding(namespace, name, "failed", reason=f"{type(exc).__name__}: {exc}", uid=uid), None
     finding = Finding(namespace, name, "skip", policy=answer.policy, warnings=list(answer.verdict.warnings), uid=uid)
     if answer.action == "deny":
         verdict = answer.verdict

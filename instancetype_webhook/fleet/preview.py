@@ -18,8 +18,8 @@ from instancetype_webhook.domxml.stored import render_stored_vm
 from instancetype_webhook.fleet.finding import Finding, assess
 from instancetype_webhook.fleet.selection import Shard, select
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.prune import prune_object
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.sources.kube import VMClient
 
 __all__ = ["Difference", "Preview", "compare", "preview"]

@@ -78,7 +78,7 @@ class Sweeper:
         self.lock = threading.Lock()
         self.result = SweepResult()
 
-    def one(self, vm: dict[str, Any]) -> Finding:
+    def sweep_vm(self, vm: dict[str, Any]) -> Finding:
         """Decide and (when it flattens) write one VM; on a conflict or a transient error (429, 5xx, no
         answer) wait, re-read, decide again and retry, at most `max_attempts` times."""
         last = ""
@@ -126,9 +126,9 @@ class Sweeper:
         finding.reason = f"gave up after {self.options.max_attempts} attempts: {last}"
         return finding
 
-    def one_recorded(self, vm: dict[str, Any]) -> Finding:
+    def sweep_and_record(self, vm: dict[str, Any]) -> Finding:
         """`one`, then the finding handed to `options.record` (not in a dry run: nothing happened)."""
-        finding = self.one(vm)
+        finding = self.sweep_vm(vm)
         if self.options.record is not None and not self.options.dry_run:
             self.options.record(finding)
         return finding
@@ -153,7 +153,7 @@ def sweep(client: VMClient, ctx: ReviewContext, namespace: str | None, options: 
             if len(pending) >= 2 * workers:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 collect(done)
-            pending.add(pool.submit(sweeper.one_recorded, vm))
+            pending.add(pool.submit(sweeper.sweep_and_record, vm))
         collect(wait(pending)[0])
     sweeper.result.findings.sort(key=lambda f: (f.namespace, f.name))
     return sweeper.result

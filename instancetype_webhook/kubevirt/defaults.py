@@ -14,8 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.quantity import QuantityError, parse
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 
 UPSTREAM_DEFAULT_CPU_REQUEST = "100m"
 

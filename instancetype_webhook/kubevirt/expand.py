@@ -22,10 +22,10 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
         interface, apply the instance type (and, without conflicts, the preference) to
         `spec.template`. `causes` are the conflicts (paths rooted at `spec.template.spec`); when
         there are any, `new_vm` holds the partial application and must not be used as a result.
-        No VMI defaults are applied: call `apply_vmi_defaults(new_vm, settings)` for those (the
+        No VMI defaults are applied: call `default_template_spec(new_vm, settings)` for those (the
         validating pipeline does so before checking requirements).
 
-    apply_vmi_defaults(vm, settings) -> None
+    default_template_spec(vm, settings) -> None
         SetDefaultVirtualMachineInstanceSpec on `vm["spec"]["template"]["spec"]`, in place.
 
     expand_vm_spec(vm, source, settings=DEFAULT_SETTINGS) -> dict
@@ -49,8 +49,9 @@ from types import TracebackType
 from typing import Any
 
 from instancetype_webhook.kubevirt.apply import conflicts_error
-from instancetype_webhook.kubevirt.applyvmi import apply_to_template
+from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import Cause, ExpandError
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.defaults import (
     set_default_network_interface,
     set_default_volume_disks,
@@ -61,13 +62,12 @@ from instancetype_webhook.kubevirt.goshape import go_printed
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.quantity import QuantityError
 from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, MAIN_PROFILE, ReleaseProfile
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
 __all__ = [
     "ExpandError",
     "apply_specs",
-    "apply_vmi_defaults",
+    "default_template_spec",
     "expand",
     "expand_vm_spec",
     "find_specs",
@@ -121,7 +121,7 @@ def apply_specs(
     return new_vm, causes
 
 
-def apply_vmi_defaults(vm: dict[str, Any], settings: ClusterSettings = DEFAULT_SETTINGS) -> None:
+def default_template_spec(vm: dict[str, Any], settings: ClusterSettings = DEFAULT_SETTINGS) -> None:
     with _data_errors():
         set_vmi_spec_defaults(_template_spec(vm), settings)
 
@@ -240,7 +240,7 @@ def expand(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SETTINGS
     new_vm, causes = apply_specs(vm, instancetype_spec, preference_spec, settings)
     if causes:
         raise conflicts_error(causes)
-    apply_vmi_defaults(new_vm, settings)
+    default_template_spec(new_vm, settings)
     with _data_errors():
         finish_expansion(new_vm)
     return new_vm

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 
 __all__ = ["StartedDevices", "guest_changes", "may_change", "preserve_guest", "review_guest", "started_devices"]
 

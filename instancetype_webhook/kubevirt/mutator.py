@@ -23,12 +23,12 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.find import find_preference_spec
 from instancetype_webhook.kubevirt.infer import InferenceError, Inferred, infer_matchers
 from instancetype_webhook.kubevirt.matchers import validate_matchers
 from instancetype_webhook.kubevirt.preference.submission import with_submission_preferences
 from instancetype_webhook.kubevirt.rejection import error, reject
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import InMemorySource, KindNotServed, Source
 
 __all__ = ["Mutation", "mutate_vm"]

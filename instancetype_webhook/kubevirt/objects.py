@@ -14,15 +14,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from instancetype_webhook.kubevirt.apply.topology import (
-    ACROSS_CORES_THREADS,
-    ACROSS_SOCKETS_CORES,
-    ACROSS_SOCKETS_CORES_THREADS,
-    DEPRECATED_TOPOLOGIES,
-    SPREAD,
-    TOPOLOGIES,
-    spread_options,
-)
 from instancetype_webhook.kubevirt.causes import (
     FIELD_VALUE_INVALID,
     FIELD_VALUE_NOT_SUPPORTED,
@@ -31,6 +22,15 @@ from instancetype_webhook.kubevirt.causes import (
     Verdict,
 )
 from instancetype_webhook.kubevirt.models import MODELS
+from instancetype_webhook.kubevirt.preference.topology import (
+    ACROSS_CORES_THREADS,
+    ACROSS_SOCKETS_CORES,
+    ACROSS_SOCKETS_CORES_THREADS,
+    DEPRECATED_TOPOLOGIES,
+    SPREAD,
+    TOPOLOGIES,
+    spread_options,
+)
 from instancetype_webhook.kubevirt.rejection import error, reject
 from instancetype_webhook.kubevirt.source import (
     CLUSTER_INSTANCETYPE,

@@ -18,7 +18,7 @@
   and each replaced value is a warning (`cpu.sockets 7 -> 8`). Without `handwritten`, upstream's
   conflict stands.
 
-`Resized.checked` is what `instancetype_webhook.kubevirt.review.check_and_expand` answers for `Resized.base` (the
+`Resized.checked` is what `instancetype_webhook.kubevirt.check_expand.check_and_expand` answers for `Resized.base` (the
 unflattened VM that was expanded), with conflict messages that name the values. No I/O beyond the
 Source; inputs are never changed.
 """
@@ -29,12 +29,12 @@ from typing import Any, NamedTuple
 import orjson
 
 from instancetype_webhook.kubevirt.causes import Cause, ExpandError, Verdict
+from instancetype_webhook.kubevirt.check_expand import Checked, check_and_expand
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.expand import apply_specs, find_specs
 from instancetype_webhook.kubevirt.imprint import Edit, read_provenance, strip, value_at
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.rejection import reject
-from instancetype_webhook.kubevirt.review import Checked, check_and_expand
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
 __all__ = ["Replacement", "Resized", "matcher", "matchers_changed", "named", "resize"]

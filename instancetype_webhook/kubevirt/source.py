@@ -36,11 +36,14 @@ class KindNotServed(LookupError):
 
 @mypyc_attr(native_class=False)  # a Python class in the compiled build too (mypyc cannot subclass RuntimeError)
 class SourceUnavailable(RuntimeError):
-    """A live source (the API server behind it) could not answer a lookup in time; `admission_message` is
-    shown to the client. Raised by the sources, caught by whoever can answer without the object."""
+    """The one refusal for "the source cannot answer": a live source (the API server behind it) could not
+    answer a lookup in time. Raised by the sources (and the core passes it through); each edge turns it into
+    its own answer with one helper: a retryable AdmissionReview refusal (server.asgi), a playground error
+    (playground.routes), a failed finding (fleet.finding), a CLI message and exit status (cli.failures).
+    `reason` is the text every one of them shows."""
 
     @property
-    def admission_message(self) -> str:
+    def reason(self) -> str:
         return f"reference lookup failed: {self}"
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import jsonpatch
 import orjson
 
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext, namespace_of, with_namespace
 from instancetype_webhook.admission.policy import POLICIES, Policy, effective_policy, has_matcher, is_policy
 from instancetype_webhook.playground.sidebyside import changed_lines, rows

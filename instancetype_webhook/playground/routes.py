@@ -20,7 +20,13 @@ from starlette.concurrency import run_in_threadpool
 
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
-from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
+from instancetype_webhook.kubevirt.source import (
+    CLUSTER_INSTANCETYPE,
+    CLUSTER_PREFERENCE,
+    INSTANCETYPE,
+    PREFERENCE,
+    SourceUnavailable,
+)
 from instancetype_webhook.playground.engine import Choices, PlaygroundError, run
 
 
@@ -149,7 +155,8 @@ def add_playground(app: FastAPI, hook: Host, samples: list[Sample], where: str) 
                 run_in_threadpool(run, doc["text"], choices, hook.ctx, hook.max_json_depth), hook.deadline)
         except TimeoutError:
             return _json(504, {"ok": False, "error": f"not answered within {hook.deadline:g}s (a lookup is slow)"})
-        except Exception as exc:  # a live source that cannot answer, or a bug: still a reason on the page
-            reason = getattr(exc, "admission_message", None) or f"internal error: {type(exc).__name__}"
-            return _json(500, {"ok": False, "error": reason})
+        except SourceUnavailable as exc:  # the live source cannot answer: retry later
+            return _json(503, {"ok": False, "error": exc.reason, "retryable": True})
+        except Exception as exc:  # a bug: still a reason on the page
+            return _json(500, {"ok": False, "error": f"internal error: {type(exc).__name__}"})
         return _json(200, result)

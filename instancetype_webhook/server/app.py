@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from instancetype_webhook._version import __version__
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.preview import preview
 from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
 from instancetype_webhook.kubevirt.releases import ReleaseProfile

@@ -19,18 +19,18 @@ from typing import Any
 import orjson
 from starlette.concurrency import run_in_threadpool
 
-from instancetype_webhook.admission import review as rv
-from instancetype_webhook.admission.context import Outcome, ReviewContext
+from instancetype_webhook.admission import envelope as rv
+from instancetype_webhook.admission.context import ReviewContext, ReviewReply
 from instancetype_webhook.admission.mutate import mutate
 from instancetype_webhook.admission.validate import validate
 from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
 from instancetype_webhook.kubevirt.causes import Verdict
-from instancetype_webhook.kubevirt.source import CacheMiss
+from instancetype_webhook.kubevirt.source import CacheMiss, SourceUnavailable
 from instancetype_webhook.server.metrics import Metrics
 from instancetype_webhook.server.reviewlog import log_review, review_line
 
 log = logging.getLogger("instancetype_webhook.server")
-Handler = Callable[[rv.Review, ReviewContext], Outcome]
+Handler = Callable[[rv.Review, ReviewContext], ReviewReply]
 # The reviews this door answers: path -> (endpoint name for metrics and logs, the admission layer's decision)
 REVIEWS: dict[str, tuple[str, Handler]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
 
@@ -55,22 +55,22 @@ class Webhook:
         return not self.draining and bool(self.ready())
 
 
-def _late(review: rv.Review, hook: Webhook, kind: str) -> Outcome:
+def _late(review: rv.Review, hook: Webhook, kind: str) -> ReviewReply:
     message = f"review not answered within the {hook.deadline:g}s deadline (a reference lookup is slow)"
     return _unanswered(review, hook, kind, message)
 
 
-def _unanswered(review: rv.Review, hook: Webhook, kind: str, message: str) -> Outcome:
+def _unanswered(review: rv.Review, hook: Webhook, kind: str, message: str) -> ReviewReply:
     """A live lookup hung or failed: --deadline-action decides (deny with the reason, or allow with it
     as a warning)."""
     if hook.deadline_action == "allow":
-        return Outcome(True, rv.response(review, Verdict.allow([message])), kind, "deadline")
-    return Outcome(False, rv.response(review, rv.deny(message, 504)), kind, "deadline")
+        return ReviewReply(True, rv.response(review, Verdict.allow([message])), kind, "deadline")
+    return ReviewReply(False, rv.response(review, rv.deny(message, 504)), kind, "deadline")
 
 
-def _crashed(review: rv.Review, kind: str, exc: BaseException) -> Outcome:
+def _crashed(review: rv.Review, kind: str, exc: BaseException) -> ReviewReply:
     message = f"internal error while reviewing: {type(exc).__name__}"
-    return Outcome(False, rv.response(review, rv.deny(message, 500)), kind, "error")
+    return ReviewReply(False, rv.response(review, rv.deny(message, 500)), kind, "error")
 
 
 async def review_answer(read: Callable[[], Awaitable[bytes]], hook: Webhook, endpoint: str,
@@ -100,23 +100,22 @@ async def review_answer(read: Callable[[], Awaitable[bytes]], hook: Webhook, end
         metrics.in_flight -= 1
 
 
-def _failed(review: rv.Review, hook: Webhook, endpoint: str, failure: Exception) -> Outcome:
+def _failed(review: rv.Review, hook: Webhook, endpoint: str, failure: Exception) -> ReviewReply:
     """The answer when the handler raised: past the deadline, the live source unavailable, or a bug."""
     kind = review["request"]["kind"].get("kind", "")
     if isinstance(failure, TimeoutError):
         hook.metrics.error(endpoint, "deadline")
         return _late(review, hook, kind)
-    unavailable = getattr(failure, "admission_message", None)  # the live source could not answer
-    if unavailable:
-        log.warning("review %s: %s", review["request"]["uid"], unavailable)
+    if isinstance(failure, SourceUnavailable):  # the live source could not answer: retryable
+        log.warning("review %s: %s", review["request"]["uid"], failure.reason)
         hook.metrics.error(endpoint, "unavailable")
-        return _unanswered(review, hook, kind, unavailable)
+        return _unanswered(review, hook, kind, failure.reason)
     log.error("review %s failed", review["request"]["uid"], exc_info=failure)
     hook.metrics.error(endpoint, "exception")
     return _crashed(review, kind, failure)
 
 
-def _answered(review: rv.Review, hook: Webhook, endpoint: str, outcome: Outcome, start: float) -> tuple[int, bytes]:
+def _answered(review: rv.Review, hook: Webhook, endpoint: str, outcome: ReviewReply, start: float) -> tuple[int, bytes]:
     """Count and log a handled review; its HTTP answer."""
     seconds = time.perf_counter() - start
     request = review["request"]
@@ -129,7 +128,7 @@ def _answered(review: rv.Review, hook: Webhook, endpoint: str, outcome: Outcome,
     return 200, outcome.body
 
 
-def _from_caches(handler: Handler, review: rv.Review, hook: Webhook) -> Outcome | None:
+def _from_caches(handler: Handler, review: rv.Review, hook: Webhook) -> ReviewReply | None:
     """The handler's answer when the source's caches hold everything it looks up (no thread hop: the
     common case once synced); None when it needs a live lookup, or the source has no cache-only mode."""
     cache_only = getattr(hook.ctx.source, "cache_only", None)
@@ -142,11 +141,11 @@ def _from_caches(handler: Handler, review: rv.Review, hook: Webhook) -> Outcome 
         return None
 
 
-async def _in_thread(handler: Handler, review: rv.Review, hook: Webhook) -> Outcome:
+async def _in_thread(handler: Handler, review: rv.Review, hook: Webhook) -> ReviewReply:
     return await asyncio.wait_for(run_in_threadpool(handler, review, hook.ctx), hook.deadline)
 
 
-async def offloaded(handler: Handler, review: rv.Review, hook: Webhook) -> Outcome:
+async def offloaded(handler: Handler, review: rv.Review, hook: Webhook) -> ReviewReply:
     """The answer of a handler whose source may call the API server: inline when the source's caches
     answer everything, else in a worker thread under the review deadline (asyncio.TimeoutError past it)."""
     outcome = _from_caches(handler, review, hook)

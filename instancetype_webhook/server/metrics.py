@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 if TYPE_CHECKING:
-    from instancetype_webhook.kubevirt.settings import ClusterSettings
+    from instancetype_webhook.kubevirt.configuration import ClusterSettings
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 REQUEST_LABELS = ("endpoint", "operation", "kind", "outcome")

@@ -1,7 +1,7 @@
 """The review log: one JSON line per review, identifiers and the verdict only, never the object (cloud-init
 user data can hold secrets), written straight to stdout without the logging machinery.
 
-Part of the compiled build (compiled.py): it runs once per review. instancetype_webhook.server.logs configures it
+Part of the compiled build (compiled.py): it runs once per review. instancetype_webhook.server.logconfig configures it
 (`set_sink`) and keeps the other log lines in order with it (`flush_reviews` before each of theirs).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import orjson
 REVIEW_LOGGER = "instancetype_webhook.review"
 log = logging.getLogger(REVIEW_LOGGER)
 
-_sink: Any = None  # a binary stream review lines go to directly (set by logs.configure), or None
+_sink: Any = None  # a binary stream review lines go to directly (set by logconfig.configure), or None
 _pending: list[bytes] = []  # review lines written in this event-loop step, not yet on the sink
 _lock = threading.Lock()  # other threads log too (watches, TLS reload): they flush pending lines first
 

@@ -13,11 +13,10 @@ from typing import Any
 
 import uvicorn
 
-from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.assembly import AssemblyError, assemble
 from instancetype_webhook.compiled import build_summary
-from instancetype_webhook.kubevirt.releases import ReleaseProfile, defaulted, from_kubevirt
 from instancetype_webhook.server.app import Webhook, create_app
-from instancetype_webhook.server.logs import configure
+from instancetype_webhook.server.logconfig import configure
 from instancetype_webhook.server.metrics import Metrics, State
 from instancetype_webhook.server.tls import ReloadingTLS, TLSError, dev_certificate
 from instancetype_webhook.settings import ServerSettings
@@ -65,75 +64,6 @@ class DrainingServer(uvicorn.Server):
         timer = threading.Timer(self.delay, functools.partial(uvicorn.Server.handle_exit, self, sig, frame))
         timer.daemon = True
         timer.start()
-
-
-def build_source(settings: ServerSettings) -> tuple[Any, Any, bool, Any, str]:
-    """(source, ready(), offload, namespace_labels, description)."""
-    if settings.kubeconfig or settings.in_cluster:
-        from instancetype_webhook.sources.cluster import ClusterSource
-
-        try:
-            source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
-                                               lookup_timeout=settings.lookup_timeout, kubevirt=settings.kubevirt,
-                                               cluster_fallback=settings.cluster(),
-                                               release=settings.release_override())
-        except Exception as exc:  # ConfigException, unreadable or malformed files
-            where = "in-cluster configuration" if settings.in_cluster else f"kubeconfig {settings.kubeconfig}"
-            raise ServeError(f"cannot load the {where}: {exc}") from exc
-        source.start()
-        where = f"cluster ({settings.kubeconfig or 'in-cluster'})"
-        return source, source.ready, True, source.namespace_labels, where
-    from instancetype_webhook.sources.catalog import CatalogError, load_catalog
-
-    try:
-        catalog = load_catalog(settings.catalog, release=offline_release(settings))
-    except CatalogError as exc:
-        raise ServeError(str(exc)) from exc
-    where = f"catalog {settings.catalog}" if settings.catalog else "bundled catalogue"
-    return catalog, lambda: True, False, None, where
-
-
-def offline_release(settings: ServerSettings) -> ReleaseProfile:
-    """The release answered as without a cluster: --kubevirt-version, else (`auto`) the one a KubeVirt object
-    in --catalog reports, else main (saying so)."""
-    from instancetype_webhook.sources.cluster_config import catalog_kubevirt
-
-    override = settings.release_override()
-    if override is not None:
-        return override
-    kubevirt = catalog_kubevirt(settings.catalog) if settings.catalog else None
-    return from_kubevirt(kubevirt) if kubevirt is not None else defaulted("no KubeVirt CR offline")
-
-
-def follow_configuration(settings: ServerSettings, source: Any, ctx: ReviewContext, metrics: Metrics) -> Any:
-    """The cluster configuration in use: the live source's (the KubeVirt CR, followed live) or, offline, a
-    KubeVirt object in the --catalog directory, else the defaults (with any INSTANCETYPE_WEBHOOK_CLUSTER_*
-    settings); every change reaches ctx and /metrics."""
-    from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt
-    from instancetype_webhook.sources.catalog import CatalogError
-    from instancetype_webhook.sources.cluster_config import ClusterConfiguration, catalog_kubevirt
-
-    configuration = getattr(source, "configuration", None)
-    overridden = ", ".join(f"INSTANCETYPE_WEBHOOK_{name.upper()}" for name in settings.cluster_overridden())
-    try:
-        kubevirt = catalog_kubevirt(settings.catalog) if configuration is None and settings.catalog else None
-    except CatalogError as exc:
-        raise ServeError(str(exc)) from exc
-    if kubevirt is not None:  # offline: the catalogue's KubeVirt object is the configuration
-        release = offline_release(settings)
-        configuration = ClusterConfiguration(settings_from_kubevirt(kubevirt, release=release), release=release)
-    elif configuration is None:
-        configuration = ClusterConfiguration(settings.cluster(), release=settings.release_override())
-        configuration.unavailable("no KubeVirt CR offline" + (f" ({overridden})" if overridden else ""))
-    elif overridden:
-        log.warning("%s: used only while there is no usable KubeVirt CR; the CR's configuration wins", overridden)
-
-    def use(cluster: Any) -> None:
-        ctx.cluster = cluster
-        metrics.configuration(cluster)
-
-    configuration.subscribe(use)
-    return configuration
 
 
 def cache_objects(source: Any) -> dict[str, int]:
@@ -215,18 +145,16 @@ def serve_workers(settings: ServerSettings, cert: Path, key: Path, playground: A
 def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS,
               sockets: list[Any] | None = None, worker: int | None = None, playground: Any = None) -> int:
     """One complete server: source, TLS reload, metrics, uvicorn, drain (listening on `sockets` if given)."""
-    source, ready, offload, namespace_labels, where = build_source(settings)
-    for obj in playground.objects if playground is not None else ():  # `playground -f`: offline only
-        source.add(obj)
-    ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
-                        namespace_labels=namespace_labels, provenance=settings.provenance,
-                        vm_policy_overrides=settings.allow_vm_policy, preserve_guest=settings.preserve_guest,
-                        resize_handwritten=settings.resize_handwritten)
+    try:
+        assembly = assemble(settings, objects=playground.objects if playground is not None else ())
+    except AssemblyError as exc:
+        raise ServeError(str(exc)) from exc
+    source, ctx, configuration = assembly.source, assembly.ctx, assembly.configuration
     metrics = Metrics()
-    configuration = follow_configuration(settings, source, ctx, metrics)
+    configuration.subscribe(metrics.configuration)
     hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
-                   deadline_action=settings.deadline_action, offload=offload, ready=ready,
+                   deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready,
                    configuration_status=configuration.describe, cache_status=getattr(source, "cache_status", None))
     tls.on_reload = metrics.tls_reloads.inc
     metrics.state(State(ready=hook.is_ready, synced=lambda: bool(getattr(source, "synced", True)),
@@ -237,7 +165,7 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)
     config = uvicorn.Config(
-        create_app(hook, playground, where), host=settings.host, port=settings.port,
+        create_app(hook, playground, assembly.where), host=settings.host, port=settings.port,
         ssl_context_factory=tls.context_factory,
         access_log=False, log_config=None, log_level=settings.log_level, lifespan="off",
         # uvicorn declares an int but waits with asyncio.timeout(), so fractional seconds work
@@ -245,7 +173,7 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
         server_header=False, **transport_options(),
     )
     log.info("serving https://%s:%d (policy %s, %s, TLS >= %s, %s%s%s%s)", settings.host, settings.port,
-             settings.policy, where, settings.tls_min_version, build_summary(),
+             settings.policy, assembly.where, settings.tls_min_version, build_summary(),
              ", client certificates required" if settings.tls_client_ca else "",
              f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
     release = ctx.cluster.release
@@ -257,6 +185,5 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
         DrainingServer(config, hook, settings.shutdown_delay).run(sockets=sockets)
     finally:
         tls.stop()
-        if hasattr(source, "stop"):
-            source.stop()
+        assembly.stop()
     return 0

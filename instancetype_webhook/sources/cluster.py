@@ -18,7 +18,7 @@ Namespaces, for the policy label), with the official `kubernetes` client.
 - What `inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) is fetched on demand
   and not cached (`instancetype_webhook.sources.volumes`: why, and how a missing CDI or snapshot API is told apart).
 - The KubeVirt CRs (`kubevirt.io/v1` kubevirts, every namespace, or the one `kubevirt="ns/name"` names)
-  are watched too: `configuration` (instancetype_webhook.sources.cluster_config) turns them into the ClusterSettings in
+  are watched too: `configuration` (instancetype_webhook.sources.kubevirt_cr) turns them into the ClusterSettings in
   use after every change. Without the KubeVirt API or the RBAC to read it, KubeVirt's defaults apply.
 - An informer is *in sync* once listed and while its watch holds. When the watch breaks (dropped
   connection, API server gone, an error, 410) it is out of sync until it has relisted (or, after a
@@ -51,8 +51,8 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.releases import ReleaseProfile
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
     CLUSTER_PREFERENCE,
@@ -62,8 +62,8 @@ from instancetype_webhook.kubevirt.source import (
     CacheMiss,
     SourceUnavailable,
 )
-from instancetype_webhook.sources.cluster_config import ClusterConfiguration
 from instancetype_webhook.sources.compact import compact
+from instancetype_webhook.sources.kubevirt_cr import ClusterConfiguration
 from instancetype_webhook.sources.rawget import BuiltinReads
 from instancetype_webhook.sources.volumes import VOLUME_APIS, VolumeLookup
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 
 VALUES = st.sampled_from([None, "", "x", "CREATE", "UPDATE", "DELETE", "CONNECT", "AdmissionReview",
                           "admission.k8s.io/v1", "admission.k8s.io/v1beta1", 0, 1.5, True, False, [], {},

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS
 from instancetype_webhook.kubevirt.liveupdate import start_vm
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fakeapi.running import add_catalog, start_running

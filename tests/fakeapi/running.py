@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.liveupdate import merge_patch, start_vm
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.kit.server import Server, serve

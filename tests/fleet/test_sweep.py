@@ -169,7 +169,7 @@ def test_a_vm_deleted_during_the_sweep_is_not_recreated(cluster):
 
         fake.on_write = delete_then_conflict
         sweeper = Sweeper(session.client, session.ctx, SweepOptions())
-        finding = sweeper.one(fake.get("VirtualMachine", "doomed", "ns-00"))
+        finding = sweeper.sweep_vm(fake.get("VirtualMachine", "doomed", "ns-00"))
     finally:
         fake.on_write = None
         session.close()
@@ -198,8 +198,8 @@ def test_transient_errors_are_retried_and_forbidden_is_reported(tmp_path: Path):
     session = open_session(str(config), False, policy="expandAll")
     try:
         sweeper = Sweeper(session.client, session.ctx, SweepOptions(backoff=0.01))
-        busy = sweeper.one(fake.get("VirtualMachine", "busy", "apps"))
-        locked = sweeper.one(fake.get("VirtualMachine", "locked", "apps"))
+        busy = sweeper.sweep_vm(fake.get("VirtualMachine", "busy", "apps"))
+        locked = sweeper.sweep_vm(fake.get("VirtualMachine", "locked", "apps"))
     finally:
         session.close()
         fake.stop()

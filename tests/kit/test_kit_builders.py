@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import orjson
 
-from instancetype_webhook.admission.review import parse_review
+from instancetype_webhook.admission.envelope import parse_review
 from tests.kit.builders import NO_DOMAIN, instancetype, review, vm
 
 

@@ -15,13 +15,13 @@ from instancetype_webhook.conformance.engine import verdict_answer
 from instancetype_webhook.domxml import DomainError, domain_config, render_domain, vmi_from_vm, xml_equal
 from instancetype_webhook.domxml.stored import render_stored_vm, stored_vm
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.check_expand import Checked, check_and_expand, two_calls
 from instancetype_webhook.kubevirt.configuration import settings_from_configuration
 from instancetype_webhook.kubevirt.expand import expand
 from instancetype_webhook.kubevirt.find import find_preference_spec
 from instancetype_webhook.kubevirt.guest import guest_changes, preserve_guest
 from instancetype_webhook.kubevirt.imprint import imprint_from_patch, patch_and_imprint, strip
 from instancetype_webhook.kubevirt.mutator import mutate_vm
-from instancetype_webhook.kubevirt.review import Checked, check_and_expand, two_calls
 from instancetype_webhook.patch import make_patch
 from tests.kubevirt.conformance_io import source_for
 

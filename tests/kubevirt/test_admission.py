@@ -1,9 +1,9 @@
 """The instance type / preference stage of the VM validating webhook (spec 3.6, 3.9, section 6)."""
 import copy
 
-from instancetype_webhook.kubevirt.admission import MAX_WARNING_LENGTH, reject, validate_vm
 from instancetype_webhook.kubevirt.causes import Cause
 from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.kubevirt.vm_webhook import MAX_WARNING_LENGTH, reject, validate_vm
 from tests.kit.builders import vm as build_vm
 
 NS = "ns"
@@ -176,7 +176,7 @@ def test_malformed_nested_field_is_a_400_not_a_crash():
 
 
 def test_conflicts_come_before_the_defaults_and_defaults_errors_are_400():
-    from instancetype_webhook.kubevirt.settings import ClusterSettings
+    from instancetype_webhook.kubevirt.configuration import ClusterSettings
 
     no_bridge = ClusterSettings(permit_bridge_on_pod_network=False)
     conflicted = validate_vm(vm("c-2x2", domain={"cpu": {"sockets": 1}, "devices": {}}), SOURCE, no_bridge)

@@ -5,8 +5,8 @@ import pytest
 
 from instancetype_webhook.kubevirt.apply import apply_instancetype
 from instancetype_webhook.kubevirt.apply.conflicts import conflict_message
-from instancetype_webhook.kubevirt.apply.topology import guest_topology, preferred_topology, spread_options
-from instancetype_webhook.kubevirt.applyvmi import apply_to_template
+from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
+from instancetype_webhook.kubevirt.preference.topology import guest_topology, preferred_topology, spread_options
 
 BASE = "spec.template.spec"
 

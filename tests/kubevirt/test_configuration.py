@@ -3,6 +3,7 @@ import pytest
 
 from instancetype_webhook.kubevirt.configuration import (
     DEFAULT_CONFIGURATION,
+    DEFAULT_SETTINGS,
     configuration_error,
     default_architecture,
     merge_configuration,
@@ -10,7 +11,6 @@ from instancetype_webhook.kubevirt.configuration import (
     settings_from_kubevirt,
     usable_kubevirt,
 )
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS
 
 
 def kubevirt(configuration=None, status=None, name="kubevirt", generation=1, **meta):

@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.defaults import (
     set_default_network_interface,
     set_default_volume_disks,
     set_vmi_spec_defaults,
 )
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 
 
 def defaulted(spec, settings=DEFAULT_SETTINGS):

@@ -7,7 +7,13 @@ import copy
 import pytest
 
 from instancetype_webhook.kubevirt.causes import ExpandError
-from instancetype_webhook.kubevirt.expand import apply_specs, apply_vmi_defaults, expand, find_specs, finish_expansion
+from instancetype_webhook.kubevirt.expand import (
+    apply_specs,
+    default_template_spec,
+    expand,
+    find_specs,
+    finish_expansion,
+)
 from instancetype_webhook.kubevirt.source import InMemorySource
 from tests.kit.builders import vm as build_vm
 
@@ -175,7 +181,7 @@ def test_the_steps_the_validator_builds_on():
     good = vm("c-2x2", "p-cores")
     new_vm, causes = apply_specs(good, *find_specs(good, SOURCE))
     assert causes == [] and "architecture" not in new_vm["spec"]["template"]["spec"]
-    apply_vmi_defaults(new_vm)
+    default_template_spec(new_vm)
     finish_expansion(new_vm)
     assert new_vm == expand(good, SOURCE)
 

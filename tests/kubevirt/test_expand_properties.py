@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from instancetype_webhook.kubevirt.expand import (
-    apply_vmi_defaults,
+    default_template_spec,
     expand,
     find_specs,
     finish_expansion,
@@ -85,7 +85,7 @@ def test_expansion_is_idempotent_and_keeps_what_it_does_not_own(drawn):
 
     assert expand(flat, source) == flat
     again = copy.deepcopy(flat)
-    apply_vmi_defaults(again)
+    default_template_spec(again)
     finish_expansion(again)
     assert again == flat
     _, preference = find_specs(vm, source)

@@ -1,9 +1,9 @@
 """Go-encoder shape of copied values, the JSON copy helpers and the cluster settings."""
 from __future__ import annotations
 
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.goshape import APIC, CPU_FEATURE, DEVICE, TIMER, go_clone, go_printed
 from instancetype_webhook.kubevirt.jsondata import clone, clone_tree
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 
 
 def test_go_clone_drops_nil_and_plain_zero_values_only():

@@ -7,10 +7,10 @@ import copy
 
 from instancetype_webhook.domxml import domain_config
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.expand import expand
 from instancetype_webhook.kubevirt.find import find_preference_spec
 from instancetype_webhook.kubevirt.guest import guest_changes, may_change, preserve_guest, review_guest, started_devices
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kit.builders import vm as build_vm
 from tests.kubevirt.conformance_io import source_for

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-import instancetype_webhook.kubevirt.review as onepass
+import instancetype_webhook.kubevirt.check_expand as onepass
 from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
-from instancetype_webhook.kubevirt.review import check_and_expand
+from instancetype_webhook.kubevirt.check_expand import check_and_expand
 from tests.conftest import conformance_cases
 from tests.kubevirt.corpus_checks import answers, same
 

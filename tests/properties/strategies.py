@@ -20,7 +20,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from instancetype_webhook.kubevirt.admission import admit_object
+from instancetype_webhook.kubevirt.vm_webhook import admit_object
 from instancetype_webhook.sources.catalog import load_catalog
 
 NAMESPACE = "props"

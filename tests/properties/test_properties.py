@@ -29,16 +29,16 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from instancetype_webhook.admission import review as rv
+from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.admission.mutate import answer_vm, mutate
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from instancetype_webhook.admission.validate import validate
 from instancetype_webhook.domxml import DomainError, LauncherContext, render_domain, vmi_from_vm
-from instancetype_webhook.kubevirt.admission import validate_vm
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import expand, expand_vm_spec, has_references
 from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 from tests.kit.builders import review as build_review
 from tests.properties.crd_schema import schema_errors
 from tests.properties.owned import expected_conflicts

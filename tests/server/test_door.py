@@ -22,7 +22,7 @@ import pytest
 import uvicorn
 
 import instancetype_webhook.server.asgi as door
-from instancetype_webhook.admission.context import Outcome, ReviewContext
+from instancetype_webhook.admission.context import ReviewContext, ReviewReply
 from instancetype_webhook.server.app import Webhook, create_app
 from instancetype_webhook.server.run import transport_options
 from instancetype_webhook.sources.catalog import load_catalog
@@ -221,11 +221,11 @@ def test_a_failing_answer_is_a_500_and_a_closed_connection(hook: Webhook, monkey
     assert closed
 
 
-def named(review: Any, ctx: ReviewContext) -> Outcome:
+def named(review: Any, ctx: ReviewContext) -> ReviewReply:
     """A handler answering with the name it looked up and the thread it ran on."""
     name = ctx.source.get(review["request"]["name"])  # type: ignore[attr-defined]  # LiveSource
     body = orjson.dumps({"name": name, "thread": threading.current_thread().name})
-    return Outcome(True, body, "VirtualMachine", "allowed")
+    return ReviewReply(True, body, "VirtualMachine", "allowed")
 
 
 # specific: the smallest request the door parses, its uid the name (not tests.kit.builders.review's full shape)

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from instancetype_webhook.kubevirt.releases import MAIN
-from instancetype_webhook.sources.cluster_config import ClusterConfiguration
+from instancetype_webhook.sources.kubevirt_cr import ClusterConfiguration
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.kit.builders import review
 from tests.kit.server import serve

@@ -9,7 +9,7 @@ import sys
 import orjson
 import pytest
 
-from instancetype_webhook.server import logs, reviewlog
+from instancetype_webhook.server import logconfig, reviewlog
 
 
 class Stdout(io.TextIOWrapper):
@@ -25,19 +25,19 @@ class Stdout(io.TextIOWrapper):
 
 @pytest.fixture
 def stdout(monkeypatch: pytest.MonkeyPatch, app_logging: logging.Logger) -> Stdout:
-    """logs.configure() onto a stdout of the test's own; afterwards the logger is as it was (`app_logging`)."""
+    """logconfig.configure() onto a stdout of the test's own; afterwards the logger is as it was (`app_logging`)."""
     out = Stdout()
     monkeypatch.setattr(sys, "stdout", out)
-    logs.configure("info")
+    logconfig.configure("info")
     return out
 
 
 def line(uid: str) -> dict:
-    return logs.review_line("mutate", {"uid": uid, "operation": "CREATE"}, True, 0, 0.001, "allowed")
+    return reviewlog.review_line("mutate", {"uid": uid, "operation": "CREATE"}, True, 0, 0.001, "allowed")
 
 
 def test_outside_a_loop_a_line_is_written_at_once(stdout: Stdout):
-    logs.log_review(line("a"))
+    reviewlog.log_review(line("a"))
     assert [entry["uid"] for entry in stdout.lines()] == ["a"]
 
 
@@ -45,8 +45,8 @@ def test_lines_of_one_loop_step_are_written_together_at_its_end(stdout: Stdout):
     seen: list[int] = []
 
     async def main() -> None:
-        logs.log_review(line("a"))
-        logs.log_review(line("b"))
+        reviewlog.log_review(line("a"))
+        reviewlog.log_review(line("b"))
         seen.append(len(stdout.raw_bytes.getvalue()))
         await asyncio.sleep(0)
         await asyncio.sleep(0)
@@ -58,9 +58,9 @@ def test_lines_of_one_loop_step_are_written_together_at_its_end(stdout: Stdout):
 
 def test_other_log_lines_keep_their_place(stdout: Stdout):
     async def main() -> None:
-        logs.log_review(line("a"))
+        reviewlog.log_review(line("a"))
         logging.getLogger("instancetype_webhook.server").warning("after a")
-        logs.log_review(line("b"))
+        reviewlog.log_review(line("b"))
         await asyncio.sleep(0)
 
     asyncio.run(main())
@@ -70,5 +70,5 @@ def test_other_log_lines_keep_their_place(stdout: Stdout):
 def test_the_logger_is_left_as_it_was_after_the_tests_above():
     """Runs after the tests that configure the log (file order): no handler of theirs is left behind."""
     logger = logging.getLogger("instancetype_webhook")
-    assert not any(isinstance(h, logs._OrderedHandler) for h in logger.handlers)
+    assert not any(isinstance(h, logconfig._OrderedHandler) for h in logger.handlers)
     assert logger.propagate and reviewlog.sink() is None

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from instancetype_webhook.admission.context import Outcome, ReviewContext
+from instancetype_webhook.admission.context import ReviewContext, ReviewReply
 from instancetype_webhook.server.asgi import Webhook, offloaded
 from tests.server.live_source import LiveSource
 
 
-def handler(review: dict[str, Any], ctx: ReviewContext) -> Outcome:
+def handler(review: dict[str, Any], ctx: ReviewContext) -> ReviewReply:
     try:
         found = ctx.source.get(review["name"])
     except Exception:  # a handler's own broad except must not swallow the cache miss
         found = "swallowed"
-    return Outcome(True, f"{found} on {threading.current_thread().name}".encode(), "VM", "allowed")
+    return ReviewReply(True, f"{found} on {threading.current_thread().name}".encode(), "VM", "allowed")
 
 
 def answer(source: LiveSource, name: str, deadline: float = 5.0) -> str:

@@ -11,8 +11,8 @@ import json
 import sys
 
 from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.envelope import parse_review
 from instancetype_webhook.admission.mutate import mutate
-from instancetype_webhook.admission.review import parse_review
 from instancetype_webhook.admission.validate import validate
 from instancetype_webhook.conformance.cases import case_old_vm, case_settings, case_source, case_vm
 from instancetype_webhook.conformance.engine import expand_answer, validate_answer

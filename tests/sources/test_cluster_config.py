@@ -1,6 +1,6 @@
 """ClusterConfiguration: virt-api's rules for which KubeVirt CR configuration is in use."""
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
-from instancetype_webhook.sources.cluster_config import ClusterConfiguration
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
+from instancetype_webhook.sources.kubevirt_cr import ClusterConfiguration
 
 
 def kubevirt(rv: str, configuration=None, name="kubevirt", namespace="kubevirt", phase="Deployed", generation=1):

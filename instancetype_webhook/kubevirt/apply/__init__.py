@@ -7,7 +7,7 @@
 spec). It is MUTATED in place: pass a copy. Steps run in upstream order; each checks its conflicts and
 writes nothing when it has some, and every step runs. The returned causes are the conflicts, with
 paths rooted at `base` (annotation conflicts read `annotations.<key>`). The preference spec only
-shapes the CPU topology here; `applyvmi.apply_to_template` also applies the preference when there are no
+shapes the CPU topology here; `apply_to_template` (apply/vmi.py) also applies the preference when there are no
 conflicts, as upstream's ApplyToVMI does.
 """
 from __future__ import annotations

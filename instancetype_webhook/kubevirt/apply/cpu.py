@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from instancetype_webhook.kubevirt.apply.conflicts import conflict
-from instancetype_webhook.kubevirt.apply.topology import guest_topology
 from instancetype_webhook.kubevirt.causes import Cause
 from instancetype_webhook.kubevirt.goshape import ANY, REALTIME, go_clone
+from instancetype_webhook.kubevirt.preference.topology import guest_topology
 
 
 def cpu_conflicts(base: str, itype_cpu: dict[str, Any], domain: dict[str, Any]) -> list[Cause]:

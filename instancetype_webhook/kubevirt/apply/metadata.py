@@ -1,5 +1,5 @@
 """Instance type nodeSelector, schedulerName and annotations (upstream `apply/nodeselector.go`,
-`scheduler.go`, `annotations.go`)."""
+`scheduler.go`, `annotations.go`); the preference's annotations are `preference/apply.py`'s."""
 from __future__ import annotations
 
 from typing import Any
@@ -41,13 +41,3 @@ def apply_instancetype_annotations(annotations: dict[str, str] | None, metadata:
     if missing:
         metadata["annotations"] = {**current, **missing}
     return []
-
-
-def apply_preference_annotations(annotations: dict[str, str] | None, metadata: dict[str, Any]) -> None:
-    """Add keys the VM does not have; never a conflict."""
-    if not annotations:
-        return
-    current = metadata.get("annotations") or {}
-    missing = {k: v for k, v in annotations.items() if k not in current}
-    if missing:
-        metadata["annotations"] = {**current, **missing}

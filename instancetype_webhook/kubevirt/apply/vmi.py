@@ -1,6 +1,7 @@
-"""ApplyToVMI (upstream `pkg/instancetype/apply/vmi.go`): the instance type's steps in upstream order, then
-the preference. The package's docstring describes both functions; they live here, not in the package's
-__init__, so that the compiled build compiles them (it leaves package __init__ files out).
+"""ApplyToVMI (upstream `pkg/instancetype/apply/vmi.go`): the instance type's steps in upstream order, then,
+only without conflicts, the preference (`preference/apply.py`). The package's docstring describes both
+functions; they live here, not in the package's __init__, so that the compiled build compiles them (it leaves
+package __init__ files out).
 """
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from instancetype_webhook.kubevirt.apply.metadata import (
     apply_scheduler_name,
 )
 from instancetype_webhook.kubevirt.causes import Cause
+from instancetype_webhook.kubevirt.preference.apply import apply_preference
 
-__all__ = ["apply_instancetype"]
+__all__ = ["apply_instancetype", "apply_to_template"]
 
 
 def _ensure(parent: dict[str, Any], key: str) -> dict[str, Any]:
@@ -52,3 +54,20 @@ def apply_instancetype(
     causes += apply_host_devices(base, itype, domain)
     causes += apply_instancetype_annotations(itype.get("annotations"), metadata)
     return causes
+
+
+def apply_to_template(
+    template: dict[str, Any],
+    instancetype_spec: dict[str, Any] | None,
+    preference_spec: dict[str, Any] | None,
+    base: str = VM_BASE,
+) -> list[Cause]:
+    """Upstream ApplyToVMI: the instance type, then (only without conflicts) the preference."""
+    if instancetype_spec is None and preference_spec is None:
+        return []
+    if instancetype_spec is not None:
+        causes = apply_instancetype(template, instancetype_spec, preference_spec, base)
+        if causes:
+            return causes
+    apply_preference(preference_spec, template)
+    return []

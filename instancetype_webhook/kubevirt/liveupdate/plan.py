@@ -23,10 +23,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
-from instancetype_webhook.kubevirt.configuration import DEFAULT_CONFIGURATION
+from instancetype_webhook.kubevirt.configuration import DEFAULT_CONFIGURATION, ClusterSettings
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec
 from instancetype_webhook.kubevirt.jsondata import clone_tree
-from instancetype_webhook.kubevirt.liveupdate.admission import admit_update
 from instancetype_webhook.kubevirt.liveupdate.handlers import (
     Sync,
     handle_affinity,
@@ -42,9 +41,9 @@ from instancetype_webhook.kubevirt.liveupdate.restart import expanded_template_s
 from instancetype_webhook.kubevirt.liveupdate.revisions import FAMILIES, LayeredSource, controller_revision
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
 from instancetype_webhook.kubevirt.liveupdate.start import Started
+from instancetype_webhook.kubevirt.liveupdate.update_webhook import admit_update
 from instancetype_webhook.kubevirt.liveupdate.volumes import declarative_hotplug_enabled, volume_patch
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import KindNotServed
 
 

@@ -14,8 +14,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from instancetype_webhook.kubevirt.applyvmi import apply_to_template
+from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.defaults import (
     set_default_network_interface,
     set_default_volume_disks,
@@ -38,7 +39,6 @@ from instancetype_webhook.kubevirt.liveupdate.revisions import (
     revision_specs,
 )
 from instancetype_webhook.kubevirt.mutator import mutate_vm
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
 # virt-controller's namespace for the name-based ("legacy") firmware UUID.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype_webhook.kubevirt.apply.metadata import apply_preference_annotations
 from instancetype_webhook.kubevirt.goshape import CPU_FEATURE, LAUNCH_SECURITY, TIMER, go_clone
 from instancetype_webhook.kubevirt.preference.devices import apply_device_preferences
 from instancetype_webhook.kubevirt.preference.features import apply_feature_preferences
@@ -77,3 +76,13 @@ def _apply_clock(clock_prefs: dict[str, Any], domain: dict[str, Any]) -> None:
         clock.update(go_clone(offset))
     if clock_prefs.get("preferredTimer") is not None and clock.get("timer") is None:
         clock["timer"] = go_clone(clock_prefs["preferredTimer"], TIMER)
+
+
+def apply_preference_annotations(annotations: dict[str, str] | None, metadata: dict[str, Any]) -> None:
+    """Add keys the VM does not have; never a conflict."""
+    if not annotations:
+        return
+    current = metadata.get("annotations") or {}
+    missing = {k: v for k, v in annotations.items() if k not in current}
+    if missing:
+        metadata["annotations"] = {**current, **missing}

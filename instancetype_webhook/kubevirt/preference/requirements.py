@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from instancetype_webhook.kubevirt.apply.topology import (
+from instancetype_webhook.kubevirt.causes import Cause
+from instancetype_webhook.kubevirt.preference.topology import (
     ACROSS_CORES_THREADS,
     ACROSS_SOCKETS_CORES,
     ACROSS_SOCKETS_CORES_THREADS,
@@ -22,7 +23,6 @@ from instancetype_webhook.kubevirt.apply.topology import (
     preferred_topology,
     spread_options,
 )
-from instancetype_webhook.kubevirt.causes import Cause
 from instancetype_webhook.kubevirt.preference.validation import UINT32, uint32
 from instancetype_webhook.kubevirt.quantity import Quantity, parse
 

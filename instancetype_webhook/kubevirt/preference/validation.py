@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from instancetype_webhook.kubevirt.apply.topology import (
+from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, Cause
+from instancetype_webhook.kubevirt.preference.topology import (
     ACROSS_CORES_THREADS,
     ACROSS_SOCKETS_CORES,
     ACROSS_SOCKETS_CORES_THREADS,
@@ -20,7 +21,6 @@ from instancetype_webhook.kubevirt.apply.topology import (
     preferred_topology,
     spread_options,
 )
-from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, Cause
 
 UINT32 = 0xFFFFFFFF
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from instancetype_webhook.kubevirt.admission import _shape_error, ignored_lookup_warning, validate_vm, verdict_for_specs
 from instancetype_webhook.kubevirt.apply import conflicts_error
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.expand import (
     _template_spec,
     apply_specs,
-    apply_vmi_defaults,
+    default_template_spec,
     expand,
     finish_expansion,
     has_references,
@@ -45,8 +45,13 @@ from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_pref
 from instancetype_webhook.kubevirt.preference.requirements import check_requirements
 from instancetype_webhook.kubevirt.preference.validation import check_spread
 from instancetype_webhook.kubevirt.rejection import reject
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
+from instancetype_webhook.kubevirt.vm_webhook import (
+    _shape_error,
+    ignored_lookup_warning,
+    validate_vm,
+    verdict_for_specs,
+)
 
 __all__ = ["Checked", "check_and_expand", "two_calls"]
 
@@ -113,7 +118,7 @@ def _one_pass(vm: dict[str, Any], source: Source, settings: ClusterSettings) -> 
         spread = check_spread(instancetype, preference)
         if causes:
             return Checked(reject([spread] if spread is not None else causes), None, conflicts_error(causes))
-        apply_vmi_defaults(new_vm, settings)
+        default_template_spec(new_vm, settings)
         shortfall = None if spread is not None else check_requirements(instancetype, preference, _template_spec(new_vm))
         finish_expansion(new_vm)
     except Exception as exc:  # validation and expansion word their data errors differently

@@ -85,9 +85,6 @@ def _json_type(value: Any) -> str:
         type(value), "null")
 
 
-_OPTIONAL_STRINGS = ("namespace", "name")
-
-
 def parse_review(body: bytes, max_depth: int = 200) -> Review:
     """The decoded review, or ReviewError naming what is wrong."""
     if not body:

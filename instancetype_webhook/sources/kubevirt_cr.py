@@ -26,9 +26,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from instancetype_webhook.kubevirt.configuration import kubevirt_problem, settings_from_kubevirt, usable_kubevirt
+from instancetype_webhook.kubevirt.configuration import (
+    DEFAULT_SETTINGS,
+    ClusterSettings,
+    kubevirt_problem,
+    settings_from_kubevirt,
+    usable_kubevirt,
+)
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, defaulted, from_kubevirt
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.sources.catalog import CatalogError, iter_documents, manifest_files
 
 log = logging.getLogger("instancetype_webhook.cluster")

@@ -1,5 +1,5 @@
-"""The server's log: JSON lines on stdout, the review lines (instancetype_webhook.server.reviewlog) in order with the
-others."""
+"""How the server's log is configured: JSON lines on stdout, the review lines (written by
+instancetype_webhook.server.reviewlog) kept in order with the others."""
 from __future__ import annotations
 
 import logging
@@ -8,14 +8,7 @@ from typing import Any
 
 import orjson
 
-from instancetype_webhook.server.reviewlog import (  # noqa: F401  (log_review, review_line: imported from here too)
-    REVIEW_LOGGER,
-    flush_reviews,
-    has_pending,
-    log_review,
-    review_line,
-    set_sink,
-)
+from instancetype_webhook.server.reviewlog import REVIEW_LOGGER, flush_reviews, has_pending, set_sink
 
 log = logging.getLogger(REVIEW_LOGGER)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from instancetype_webhook.kubevirt.admission import validate_vm
-from instancetype_webhook.kubevirt.applyvmi import apply_to_template
+from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, Cause, ExpandError, Verdict
+from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.defaults import set_vmi_spec_defaults
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec
 from instancetype_webhook.kubevirt.jsondata import clone_tree
@@ -19,8 +19,8 @@ from instancetype_webhook.kubevirt.liveupdate.start import vm_defaults
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from instancetype_webhook.kubevirt.quantity import QuantityError, canonical, parse
 from instancetype_webhook.kubevirt.rejection import reject
-from instancetype_webhook.kubevirt.settings import ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
+from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 
 SOCKETS_FIELD = "spec.template.spec.domain.cpu.sockets"
 GUEST_FIELD = "spec.template.spec.domain.memory.guest"

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from instancetype_webhook.kubevirt.applyvmi import apply_to_template
+from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
+from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.defaults import set_vmi_spec_defaults
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec
 from instancetype_webhook.kubevirt.jsondata import clone_tree
@@ -28,7 +29,6 @@ from instancetype_webhook.kubevirt.preference.requirements import check_requirem
 from instancetype_webhook.kubevirt.preference.validation import check_spread
 from instancetype_webhook.kubevirt.quantity import QuantityError
 from instancetype_webhook.kubevirt.rejection import MAX_CAUSES, error, reject
-from instancetype_webhook.kubevirt.settings import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
 __all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "validate_vm", "verdict_for_specs"]
