@@ -1,9 +1,9 @@
-"""Shared fixtures (the in-tree data, see tests/shared_data.py) and the skip policy.
+"""Shared fixtures (the in-tree data, see tests/kit/shared_data.py) and the skip policy.
 
 Skip policy: a test that needs something the machine lacks skips with one line naming what to install
-(tests/needs.py). Under CI=true any skip fails the run, with the skipped tests listed.
+(tests/kit/needs.py). Under CI=true any skip fails the run, with the skipped tests listed.
 
-No leftovers: the threads and child processes a test module starts are gone when it ends (tests/leaks.py).
+No leftovers: the threads and child processes a test module starts are gone when it ends (tests/kit/leaks.py).
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakeapi.apiserver import FakeAPIServer
-from tests.leaks import nothing_outlives_its_module  # noqa: F401  (an autouse fixture: threads, children)
-from tests.needs import in_ci
-from tests.shared_data import CONFORMANCE, ROOT, SHARED, conformance_cases  # noqa: F401  (re-exported)
+from tests.kit.leaks import nothing_outlives_its_module  # noqa: F401  (an autouse fixture: threads, children)
+from tests.kit.needs import in_ci
+from tests.kit.shared_data import SHARED
 
 _SKIPPED: list[tuple[str, str]] = []
 

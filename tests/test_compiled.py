@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from instancetype_webhook.compiled import build_summary, compiled_modules, has_extension, is_extension
-from tests.shared_data import ROOT
+from tests.kit.shared_data import ROOT
 
 APP = ROOT / "instancetype_webhook"
 # A patch's worth of differences (a replace, an add, a removal, list elements, a key that needs escaping).

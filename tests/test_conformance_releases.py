@@ -10,7 +10,7 @@ import pytest
 from instancetype_webhook.cli import main
 from instancetype_webhook.conformance import runner
 from instancetype_webhook.kubevirt.releases import resolve
-from tests.conftest import CONFORMANCE
+from tests.kit.shared_data import CONFORMANCE
 
 RELEASES = CONFORMANCE.parent / "conformance-releases"
 

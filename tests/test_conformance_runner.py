@@ -11,7 +11,7 @@ from instancetype_webhook.cli import main
 from instancetype_webhook.conformance import cases as inputs
 from instancetype_webhook.conformance import compare, engine, runner
 from instancetype_webhook.conformance.compare import NotChecked
-from tests.conftest import CONFORMANCE
+from tests.kit.shared_data import CONFORMANCE
 
 PASSING = "requirements.memory-unmet"
 DENIED = "update.preference.name-changed-revision-kept"  # the mutator denies this UPDATE (a matcher check)

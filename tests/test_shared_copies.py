@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.shared_data import ROOT, SHARED, original_shared, sync_tool
+from tests.kit.shared_data import ROOT, SHARED, original_shared, sync_tool
 
 TOOL = ROOT / "tools" / "sync_shared.py"
 

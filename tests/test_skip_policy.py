@@ -5,10 +5,10 @@ import os
 import subprocess
 import sys
 
-from tests.shared_data import ROOT
+from tests.kit.shared_data import ROOT
 
 SAMPLE = '''
-from tests.needs import need_command
+from tests.kit.needs import need_command
 
 def test_runs():
     assert True

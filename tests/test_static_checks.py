@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.needs import skip_missing
-from tests.shared_data import ROOT
+from tests.kit.needs import skip_missing
+from tests.kit.shared_data import ROOT
 
 UNDEFINED_NAME = "def f() -> None:\n    print_verdict()\n"
 UNTYPED_DEF = "def double(x):\n    return x * 2\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.needs import need_command
+from tests.kit.needs import need_command
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS = {"floor", "mutate", "validate"}

@@ -16,7 +16,7 @@ from instancetype_webhook.cli.inputs import InputError, MutationDenied, read_req
 from instancetype_webhook.conformance import cases as inputs
 from instancetype_webhook.conformance import compare, engine
 from tests.kit.cli import run_main
-from tests.shared_data import CONFORMANCE, conformance_cases
+from tests.kit.shared_data import CONFORMANCE, conformance_cases
 
 CASES = conformance_cases()
 DENIED = "update.preference.name-changed-revision-kept"  # an UPDATE the mutator denies (renamed, revision kept)

@@ -11,7 +11,7 @@ import yaml
 
 from instancetype_webhook.domxml import xml_equal
 from tests.kit.cli import Result, run_main
-from tests.shared_data import CONFORMANCE
+from tests.kit.shared_data import CONFORMANCE
 
 ROOT = Path(__file__).resolve().parents[2]
 

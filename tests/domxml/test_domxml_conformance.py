@@ -8,7 +8,7 @@ import copy
 
 from instancetype_webhook.conformance.domxml import check_expected, check_from_vm, started_vmi
 from instancetype_webhook.domxml import render_domain
-from tests.shared_data import conformance_cases
+from tests.kit.shared_data import conformance_cases
 
 CASES = [case for case in conformance_cases() if "domxml" in case]
 FROM_VM = [case for case in CASES if "fromVm" in case["domxml"]]

@@ -37,8 +37,8 @@ from instancetype_webhook.domxml.stored import render_stored_vm
 from instancetype_webhook.kubevirt.source import CLUSTER_PREFERENCE
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.domxml.libvirt_schema import SCHEMA, kubevirt_quirks_removed, upstream_rng_deviations
-from tests.needs import skip_missing
-from tests.shared_data import ROOT, SHARED, conformance_cases
+from tests.kit.needs import skip_missing
+from tests.kit.shared_data import ROOT, SHARED, conformance_cases
 
 pytestmark = pytest.mark.libvirt
 

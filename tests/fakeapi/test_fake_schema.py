@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from tests.fakeapi.apiserver import MAX_OBJECT_BYTES, FakeAPIServer
-from tests.shared_data import SHARED
+from tests.kit.shared_data import SHARED
 
 REPORTS = "/apis/wgpolicyk8s.io/v1alpha2/namespaces/ns/policyreports"
 EVENTS = "/apis/events.k8s.io/v1/namespaces/ns/events"

@@ -9,7 +9,7 @@ import yaml
 from instancetype_webhook.fleet.finding import Finding
 from instancetype_webhook.fleet.policyreport import APIS, MAX_BYTES, PART, reports, result
 from tests.fakeapi.schema import crd_versions
-from tests.shared_data import SHARED
+from tests.kit.shared_data import SHARED
 
 CRDS = SHARED / "policyreport-crds"
 

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from instancetype_webhook.certs import generate, write_bundle
-from tests.leaks import stop_process
+from tests.kit.leaks import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from instancetype_webhook.catalog import CATALOG_DIR
 from instancetype_webhook.kubevirt import models
-from tests.conftest import SHARED
+from tests.kit.shared_data import SHARED
 
 
 def catalogue_objects():

@@ -7,7 +7,7 @@ import pytest
 from instancetype_webhook.conformance.engine import verdict_answer
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from instancetype_webhook.kubevirt.source import InMemorySource
-from tests.shared_data import conformance_cases
+from tests.kit.shared_data import conformance_cases
 
 STAGE_CASES = [c for c in conformance_cases() if "expectedInfer" in c or "expectedMutate" in c]
 

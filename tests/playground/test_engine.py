@@ -15,7 +15,7 @@ from instancetype_webhook.playground.engine import Choices, PlaygroundError, mat
 from instancetype_webhook.playground.routes import bundled_samples
 from instancetype_webhook.playground.yamlpos import dump
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.shared_data import ROOT
+from tests.kit.shared_data import ROOT
 
 SAMPLES = {s.name: s.text for s in bundled_samples()}
 

@@ -6,7 +6,7 @@ import importlib.util
 import yaml
 
 from instancetype_webhook.playground.routes import bundled_samples
-from tests.shared_data import ROOT
+from tests.kit.shared_data import ROOT
 
 
 def _tool():

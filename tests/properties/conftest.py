@@ -6,7 +6,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.domxml.libvirt_schema import SCHEMA, schema_problem
-from tests.needs import skip_missing
+from tests.kit.needs import skip_missing
 
 
 @pytest.fixture(scope="session")

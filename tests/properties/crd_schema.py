@@ -7,7 +7,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
-from tests.shared_data import SHARED
+from tests.kit.shared_data import SHARED
 
 CRDS = {
     "VirtualMachine": "virtualmachines.kubevirt.io.yaml",

@@ -18,8 +18,8 @@ import yaml
 from hypothesis import strategies as st
 
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.conftest import SHARED
 from tests.kit.builders import review as kit_review
+from tests.kit.shared_data import SHARED
 
 CRD = SHARED / "kubevirt-crds" / "virtualmachines.kubevirt.io.yaml"
 API_VERSION = "admission.k8s.io/v1"

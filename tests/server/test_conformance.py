@@ -27,9 +27,9 @@ import orjson
 import pytest
 
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
-from tests.conftest import conformance_cases
 from tests.kit.builders import review
 from tests.kit.server import serve
+from tests.kit.shared_data import conformance_cases
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences", "controllerRevisions",
                "persistentVolumeClaims", "dataVolumes", "dataSources", "volumeSnapshots")

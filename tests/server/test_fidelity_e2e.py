@@ -24,8 +24,8 @@ from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fakeapi.running import add_catalog, webhook_for
 from tests.kit.builders import vm as build_vm
 from tests.kit.server import Server
+from tests.kit.shared_data import SHARED
 from tests.kit.wait import wait_for
-from tests.shared_data import SHARED
 
 CDI_EXAMPLES = list(yaml.safe_load_all((SHARED / "cdi-crds" / "examples" / "examples.yaml").read_text()))
 TENANTS = ("tenant-a", "tenant-b")

@@ -23,8 +23,8 @@ from instancetype_webhook.admission.policy import POLICY_KEY, PROVENANCE_KEY
 from instancetype_webhook.catalog import CATALOG_DIR
 from tests.kit.builders import review
 from tests.kit.server import serve
+from tests.kit.shared_data import SHARED
 from tests.server.test_server import post
-from tests.shared_data import SHARED
 
 INFERRING = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",

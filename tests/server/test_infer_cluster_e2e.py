@@ -22,7 +22,7 @@ from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fakeapi.running import add_catalog, webhook_for
 from tests.kit.server import Server
-from tests.shared_data import SHARED
+from tests.kit.shared_data import SHARED
 
 VMS = "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"
 CDI_EXAMPLES = list(yaml.safe_load_all((SHARED / "cdi-crds" / "examples" / "examples.yaml").read_text()))

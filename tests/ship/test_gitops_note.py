@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.shared_data import CONFORMANCE
+from tests.kit.shared_data import CONFORMANCE
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -34,9 +34,9 @@ from instancetype_webhook.certs import generate
 from instancetype_webhook.compiled import compiled_modules
 from instancetype_webhook.sources.catalog import iter_documents
 from tests.fakeapi.apiserver import FakeAPIServer, _Handler, _QuietServer
+from tests.kit.needs import need_command
 from tests.kit.server import free_port
 from tests.kit.wait import timed_wait_for, wait_for
-from tests.needs import need_command
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = "apt-get install podman runc slirp4netns mmdebstrap"

@@ -19,8 +19,8 @@ from ship_checks import by_kind, check_schemas
 from test_chart import CHART, FULLNAME, NAMESPACE, install
 
 from tests.kit.builders import review
+from tests.kit.needs import need_command
 from tests.kit.server import serve
-from tests.needs import need_command
 
 ON = {"metrics": {"prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
                   "dashboard": {"enabled": True}}}

@@ -16,7 +16,7 @@ from test_chart import CHART, FULLNAME, NAMESPACE, RELEASE, install
 
 from instancetype_webhook.cli import build_parser
 from instancetype_webhook.fleet.selection import Shard
-from tests.needs import need_command
+from tests.kit.needs import need_command
 
 ROOT = Path(__file__).resolve().parents[2]
 READ = frozenset({"get", "list", "watch"})

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from instancetype_webhook import __version__
-from tests.shared_data import ROOT
+from tests.kit.shared_data import ROOT
 
 
 def test_every_place_follows_the_package_version():

@@ -20,7 +20,7 @@ from ship_checks import (
     webhooks,
 )
 
-from tests.needs import need_command
+from tests.kit.needs import need_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "webhook_config"

@@ -1,4 +1,4 @@
-"""Where the data the project is checked against lives (import as `tests.shared_data`).
+"""Where the data the project is checked against lives (import as `tests.kit.shared_data`).
 
 The tests read the in-tree copy, tests/data/shared/ (same layout as the team's shared/ folder), so a
 fresh clone tests itself. `make sync-shared` (tools/sync_shared.py) refreshes the copy from ../shared;
@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SHARED = ROOT / "tests" / "data" / "shared"  # the in-tree copy: what every test reads
 CONFORMANCE = SHARED / "conformance"
 

@@ -1,12 +1,12 @@
-"""tests/leaks.py: what a test module leaves running is found, named, and waited for within the grace."""
+"""tests/kit/leaks.py: what a test module leaves running is found, named, and waited for within the grace."""
 from __future__ import annotations
 
 import subprocess
 import sys
 import threading
 
-from tests.leaks import child_processes, left_behind, running_threads
-from tests.shared_data import ROOT
+from tests.kit.leaks import child_processes, left_behind, running_threads
+from tests.kit.shared_data import ROOT
 
 
 def test_a_thread_still_running_is_named_and_one_that_ends_is_not() -> None:
