@@ -21,7 +21,7 @@ from memory import GENERATED_KINDS, _templates, generated_object  # noqa: E402  
 
 from instancetype_webhook.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
 from tests.fakeapi.apiserver import FakeAPIServer  # noqa: E402  (after the sys.path set-up)
-from tests.fleet.fleet_cluster import mixed_vm  # noqa: E402  (after the sys.path set-up)
+from tests.kit.fleet_cluster import mixed_vm  # noqa: E402  (after the sys.path set-up)
 
 NAMESPACES = 50
 

@@ -22,8 +22,8 @@ from instancetype_webhook.admission.mutate import answer_vm
 from instancetype_webhook.admission.policy import PROVENANCE_KEY
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.conformance_io import OBJECT_KEYS
 from tests.kit.shared_data import conformance_cases
-from tests.kubevirt.conformance_io import OBJECT_KEYS
 
 # gn1 (GPU) left common-instancetypes before the bundled release; these follow its old shape.
 GN1 = [

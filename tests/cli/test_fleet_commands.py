@@ -12,7 +12,7 @@ from instancetype_webhook.admission.policy import POLICY_KEY
 from instancetype_webhook.cli import main
 from instancetype_webhook.fleet.sweep import RateLimiter
 from tests.fakeapi.apiserver import FakeAPIServer
-from tests.fleet.fleet_cluster import catalog_fake, vm
+from tests.kit.fleet_cluster import catalog_fake, vm
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import yaml
 
 from instancetype_webhook.cli import main
 from tests.fakeapi.apiserver import FakeAPIServer
-from tests.playground.live import playground
+from tests.kit.playground_live import playground
 
 SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
          "metadata": {"name": "team-small", "namespace": "team"},

@@ -1,11 +1,11 @@
-"""Every runnable ```console block of README.md and docs/**/*.md, run and compared (tests/docs/console.py)."""
+"""Every runnable ```console block of README.md and docs/**/*.md, run and compared (tests/kit/console.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from tests.docs.console import ROOT, blocks, check_page
+from tests.kit.console import ROOT, blocks, check_page
 
 
 def pages() -> list[Path]:

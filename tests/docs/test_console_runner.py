@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.docs.console import (
+from tests.kit.console import (
     Command,
     blocks,
     check_page,

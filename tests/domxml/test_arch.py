@@ -4,12 +4,12 @@ does, ppc64le (no upstream launcher) and firmware an image lacks are refused wit
 from __future__ import annotations
 
 import pytest
-from domxml_helpers import make_vmi
 from lxml import etree
 
 from instancetype_webhook.domxml import DomainError, LauncherContext, render_domain
 from instancetype_webhook.domxml.arch import detect_efi, traits_for
 from instancetype_webhook.domxml.vmi_defaults import apply_vmi_defaults
+from tests.kit.domxml import make_vmi
 
 CONTAINER_DISK = [{"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]
 

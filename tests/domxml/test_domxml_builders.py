@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-from domxml_helpers import FW_UUID, UID, assert_xml, conversion, make_vmi
 
 from instancetype_webhook.domxml import DomainError, LauncherContext
 from instancetype_webhook.domxml.clock import clock_element
@@ -30,6 +29,7 @@ from instancetype_webhook.domxml.memory import memory_backing, memory_elements
 from instancetype_webhook.domxml.os import os_element
 from instancetype_webhook.domxml.pinning import NumaPassthrough, Pinning
 from instancetype_webhook.domxml.sysinfo import sysinfo_element
+from tests.kit.domxml import FW_UUID, UID, assert_xml, conversion, make_vmi
 
 POD = [{"name": "default", "pod": {}}]
 

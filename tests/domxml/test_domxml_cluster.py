@@ -1,11 +1,11 @@
 """The KubeVirt CR's configuration in the domain (domxml/cluster.py): VMI defaults and launcher context."""
 from __future__ import annotations
 
-from domxml_helpers import make_vmi
 from lxml import etree
 
 from instancetype_webhook.domxml import domain_config, render_domain
 from instancetype_webhook.domxml.cluster import DEFAULT_DOMAIN_CONFIG
+from tests.kit.domxml import make_vmi
 
 EFI = {"memory": {"guest": "1Gi"}, "firmware": {"bootloader": {"efi": {"secureBoot": False}}}}
 

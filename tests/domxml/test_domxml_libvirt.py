@@ -36,7 +36,7 @@ from instancetype_webhook.domxml import DomainError, render_domain, vmi_from_vm
 from instancetype_webhook.domxml.stored import render_stored_vm
 from instancetype_webhook.kubevirt.source import CLUSTER_PREFERENCE
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.domxml.libvirt_schema import SCHEMA, kubevirt_quirks_removed, upstream_rng_deviations
+from tests.kit.libvirt_schema import SCHEMA, kubevirt_quirks_removed, upstream_rng_deviations
 from tests.kit.needs import skip_missing
 from tests.kit.shared_data import ROOT, SHARED, conformance_cases
 

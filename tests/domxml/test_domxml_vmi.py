@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from domxml_helpers import make_vmi
 
 from instancetype_webhook.domxml import DomainError, canonical_xml, render_domain, vmi_from_vm, xml_equal
 from instancetype_webhook.domxml.vmi import firmware_uuid
 from instancetype_webhook.domxml.vmi_defaults import apply_vmi_defaults
+from tests.kit.domxml import make_vmi
 
 VM = {
     "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",

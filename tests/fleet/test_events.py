@@ -15,8 +15,8 @@ from instancetype_webhook.fleet.finding import Finding
 from instancetype_webhook.sources.kube import VMClient
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fakeapi.schema import event_errors
-from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.kit.cli import run_main
+from tests.kit.fleet_cluster import catalog_fake, vm
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 

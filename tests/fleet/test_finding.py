@@ -5,7 +5,7 @@ from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.admission.policy import POLICY_KEY
 from instancetype_webhook.fleet.finding import assess
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.fleet.fleet_cluster import vm
+from tests.kit.fleet_cluster import vm
 
 SOURCE = load_catalog()
 

@@ -12,8 +12,8 @@ import yaml
 
 from instancetype_webhook.fleet.policyreport import MANAGED_BY, PART
 from tests.fakeapi.apiserver import FakeAPIServer
-from tests.fleet.fleet_cluster import catalog_fake, vm
 from tests.kit.cli import Result, run_main
+from tests.kit.fleet_cluster import catalog_fake, vm
 from tests.kit.shared_data import SHARED
 
 CRDS = SHARED / "policyreport-crds"

@@ -8,7 +8,7 @@ import pytest
 from instancetype_webhook.fleet.selection import Shard, select
 from instancetype_webhook.sources.kube import VMClient
 from tests.fakeapi.apiserver import FakeAPIServer
-from tests.fleet.fleet_cluster import vm
+from tests.kit.fleet_cluster import vm
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import pytest
 
 from instancetype_webhook.fleet.sweep import Sweeper, SweepOptions
 from tests.fakeapi.apiserver import FakeAPIServer
-from tests.fleet.fleet_cluster import (
+from tests.kit.cli import run_main
+from tests.kit.fleet_cluster import (
     VMS,
     catalog_fake,
     comparable,
@@ -23,7 +24,6 @@ from tests.fleet.fleet_cluster import (
     vm,
     webhook,
 )
-from tests.kit.cli import run_main
 
 COUNT, NAMESPACES, THROUGH_WEBHOOK, RETIRED, CAPTURED, EDITED = 1000, 10, 200, 10, 15, 20
 

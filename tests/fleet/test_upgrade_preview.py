@@ -10,7 +10,7 @@ from instancetype_webhook.cli import main
 from instancetype_webhook.kubevirt.releases import resolve
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.fakeapi.apiserver import FakeAPIServer
-from tests.fleet.fleet_cluster import vm
+from tests.kit.fleet_cluster import vm
 
 KUBEVIRT = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
             "metadata": {"name": "kubevirt", "namespace": "kubevirt"}, "spec": {"configuration": {}},

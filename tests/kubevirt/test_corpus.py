@@ -22,9 +22,8 @@ import pytest
 from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm, goes_through_mutator
 from instancetype_webhook.conformance.domxml import check_expected, check_from_vm
 from instancetype_webhook.conformance.engine import check_expand, check_validate, verdict_answer
-from tests.kit.shared_data import CONFORMANCE, conformance_cases
-from tests.kubevirt.conformance_io import expand_outcome, outcome_difference
-from tests.kubevirt.corpus_checks import (
+from tests.kit.conformance_io import expand_outcome, outcome_difference
+from tests.kit.corpus_checks import (
     after_the_stage,
     answers,
     guest_applies,
@@ -37,6 +36,7 @@ from tests.kubevirt.corpus_checks import (
     stage,
     strip_then_expand,
 )
+from tests.kit.shared_data import CONFORMANCE, conformance_cases
 
 CASES = conformance_cases()
 

@@ -24,8 +24,8 @@ from instancetype_webhook.kubevirt.expand import (
     has_references,
 )
 from instancetype_webhook.kubevirt.preference.apply import apply_preference
+from tests.kit.conformance_io import source_for
 from tests.kit.shared_data import conformance_cases
-from tests.kubevirt.conformance_io import source_for
 
 # cases that expand cleanly as submitted (no mutating webhook stage before, the default configuration) and
 # reference something (a VM without references is answered as it is, without defaults: nothing to re-apply)

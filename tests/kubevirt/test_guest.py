@@ -13,9 +13,9 @@ from instancetype_webhook.kubevirt.find import find_preference_spec
 from instancetype_webhook.kubevirt.guest import guest_changes, may_change, preserve_guest, review_guest, started_devices
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kit.builders import vm as build_vm
+from tests.kit.conformance_io import source_for
+from tests.kit.corpus_checks import guest_applies, has_domain
 from tests.kit.shared_data import conformance_cases
-from tests.kubevirt.conformance_io import source_for
-from tests.kubevirt.corpus_checks import guest_applies, has_domain
 
 UID = "7f6e5d4c-0000-4000-8000-000000000001"
 WINDOWS = {"devices": {"preferredAutoattachInputDevice": True, "preferredInputBus": "virtio",

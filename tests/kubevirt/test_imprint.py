@@ -18,7 +18,7 @@ from instancetype_webhook.kubevirt.imprint import (
 )
 from instancetype_webhook.patch import make_patch
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.kubevirt.corpus_checks import same_bytes
+from tests.kit.corpus_checks import same_bytes
 
 CATALOG = load_catalog(None, default_namespace="apps")
 VM = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
+from tests.kit.corpus_checks import mutate_answer as answer
 from tests.kit.shared_data import conformance_cases
-from tests.kubevirt.corpus_checks import mutate_answer as answer
 
 CASES = [case for case in conformance_cases() if "expectedMutate" in case]
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import instancetype_webhook.kubevirt.check_expand as onepass
 from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
 from instancetype_webhook.kubevirt.check_expand import check_and_expand
+from tests.kit.corpus_checks import answers, same
 from tests.kit.shared_data import conformance_cases
-from tests.kubevirt.corpus_checks import answers, same
 
 CASES = conformance_cases()
 

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.playground.live import Live, serve_dev
+from tests.kit.playground_live import Live, serve_dev
 
 
 @pytest.fixture(scope="session")
@@ -15,7 +15,7 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    from tests.playground.browser import SHOTS
+    from tests.kit.browser import SHOTS
 
     if SHOTS:
         terminalreporter.section("playground screenshots")

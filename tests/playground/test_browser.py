@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.playground.browser import SHOTS, after_run, chromium, runs, wait
+from tests.kit.browser import SHOTS, after_run, chromium, runs, wait
 
 HOSTILE = "<img src=x onerror=window.pwned=1>"
 

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from instancetype_webhook.playground.routes import CSP, STATIC
+from tests.kit.playground_live import playground
 from tests.kit.server import serve
-from tests.playground.live import playground
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "instancetype_webhook" / "playground" / "static"
 

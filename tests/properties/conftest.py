@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.domxml.libvirt_schema import SCHEMA, schema_problem
+from tests.kit.libvirt_schema import SCHEMA, schema_problem
 from tests.kit.needs import skip_missing
 
 

@@ -40,9 +40,9 @@ from instancetype_webhook.kubevirt.expand import expand, expand_vm_spec, has_ref
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 from tests.kit.builders import review as build_review
-from tests.properties.crd_schema import schema_errors
-from tests.properties.owned import expected_conflicts
-from tests.properties.strategies import NAMESPACE, Case, admitted, base_vm, cases
+from tests.kit.crd_schema import schema_errors
+from tests.kit.owned import expected_conflicts
+from tests.kit.property_strategies import NAMESPACE, Case, admitted, base_vm, cases
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 EXAMPLES = int(os.environ.get("PROPERTY_LONG_EXAMPLES" if LONG else "PROPERTY_EXAMPLES", 20_000 if LONG else 200))

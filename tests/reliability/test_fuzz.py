@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.kit import fault_strategies as S
+from tests.kit.answers import problems
 from tests.kit.server import Server
-from tests.reliability import strategies as S
-from tests.reliability.answers import problems
 from tests.reliability.conftest import LONG, fuzz_settings
 
 HEADERS = {"content-type": "application/json"}

@@ -22,8 +22,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from tests.kit.fault_strategies import base_vm, review
 from tests.kit.server import ROOT, Server, make_certs, serve
-from tests.reliability.strategies import base_vm, review
 
 SECRET = "hunter2-S3CR3T-4f9c2a"
 

@@ -26,8 +26,8 @@ from instancetype_webhook.admission.context import ReviewContext, ReviewReply
 from instancetype_webhook.server.app import Webhook, create_app
 from instancetype_webhook.server.run import transport_options
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.live_source import LiveSource
 from tests.kit.server import free_port
-from tests.server.live_source import LiveSource
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -10,7 +10,7 @@ import pytest
 
 from instancetype_webhook.admission.context import ReviewContext, ReviewReply
 from instancetype_webhook.server.asgi import Webhook, offloaded
-from tests.server.live_source import LiveSource
+from tests.kit.live_source import LiveSource
 
 
 def handler(review: dict[str, Any], ctx: ReviewContext) -> ReviewReply:

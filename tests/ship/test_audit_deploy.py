@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import helm_python as helm
 import pytest
-from ship_checks import by_kind, check_schemas
 from test_chart import FULLNAME, NAMESPACE, install
 from test_sweep_deploy import READ, permissions
 
 from instancetype_webhook.cli import build_parser
+from tests.kit.ship_checks import by_kind, check_schemas
 
 AUDIT_SA = f"{FULLNAME}-audit"
 REPORTS = {"policyreport": ("wgpolicyk8s.io", "policyreports"), "openreports": ("openreports.io", "reports")}

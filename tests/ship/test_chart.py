@@ -7,7 +7,8 @@ from pathlib import Path
 import helm_python as helm
 import pytest
 import yaml
-from ship_checks import (
+
+from tests.kit.ship_checks import (
     Wiring,
     by_kind,
     check_ca,

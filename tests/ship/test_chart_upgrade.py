@@ -15,9 +15,9 @@ from pathlib import Path
 
 import helm_python as helm
 from cryptography import x509
-from ship_checks import Wiring, check_ca, load_documents
 
 from instancetype_webhook.certs import generate
+from tests.kit.ship_checks import Wiring, check_ca, load_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "instancetype-webhook"

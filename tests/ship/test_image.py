@@ -27,15 +27,15 @@ from typing import Any
 
 import httpx
 import pytest
-from image_pod import HOST_LOOPBACK, SERVICE_ACCOUNT_DIR, Pod, secret_files
-from ship_checks import by_kind, one
 
 from instancetype_webhook.certs import generate
 from instancetype_webhook.compiled import compiled_modules
 from instancetype_webhook.sources.catalog import iter_documents
 from tests.fakeapi.apiserver import FakeAPIServer, _Handler, _QuietServer
+from tests.kit.image_pod import HOST_LOOPBACK, SERVICE_ACCOUNT_DIR, Pod, secret_files
 from tests.kit.needs import need_command
 from tests.kit.server import free_port
+from tests.kit.ship_checks import by_kind, one
 from tests.kit.wait import timed_wait_for, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

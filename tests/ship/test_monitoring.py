@@ -15,12 +15,12 @@ import httpx
 import orjson
 import pytest
 import yaml
-from ship_checks import by_kind, check_schemas
 from test_chart import CHART, FULLNAME, NAMESPACE, install
 
 from tests.kit.builders import review
 from tests.kit.needs import need_command
 from tests.kit.server import serve
+from tests.kit.ship_checks import by_kind, check_schemas
 
 ON = {"metrics": {"prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
                   "dashboard": {"enabled": True}}}

@@ -11,12 +11,12 @@ from pathlib import Path
 import helm_python as helm
 import pytest
 import yaml
-from ship_checks import by_kind, check_schemas, load_documents
 from test_chart import CHART, FULLNAME, NAMESPACE, RELEASE, install
 
 from instancetype_webhook.cli import build_parser
 from instancetype_webhook.fleet.selection import Shard
 from tests.kit.needs import need_command
+from tests.kit.ship_checks import by_kind, check_schemas, load_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 READ = frozenset({"get", "list", "watch"})

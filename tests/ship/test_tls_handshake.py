@@ -19,12 +19,12 @@ import httpx
 import pytest
 import yaml
 from cryptography import x509
-from ship_checks import match_condition_sends
 
 from tests.kit.builders import review
 from tests.kit.builders import vm as build_vm
 from tests.kit.cli import run_cli
 from tests.kit.server import free_port, launch
+from tests.kit.ship_checks import match_condition_sends
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE, NAMESPACE = "instancetype-webhook", "instancetype-webhook"

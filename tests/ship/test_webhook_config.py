@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ship_checks import (
+
+from tests.kit.needs import need_command
+from tests.kit.ship_checks import (
     Wiring,
     check_ca,
     check_deployment,
@@ -19,8 +21,6 @@ from ship_checks import (
     match_condition_sends,
     webhooks,
 )
-
-from tests.kit.needs import need_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "webhook_config"

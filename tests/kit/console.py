@@ -8,7 +8,7 @@ ports are rewritten to free ones). A block preceded by the line `<!-- illustrati
 expected output a line `...` stands for any number of lines and `...` inside a line for any text; uids,
 timestamps, temporary paths and certificate bytes are normalised on both sides.
 
-    python -m tests.docs.console PAGE.md    prints every command of PAGE with the output it gives now
+    python -m tests.kit.console PAGE.md    prints every command of PAGE with the output it gives now
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def expand_outcome(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def outcome_difference(actual: dict[str, Any], expected: dict[str, Any]) -> str | None:
-    from tests.kubevirt.semantic import first_difference
+    from tests.kit.semantic import first_difference
 
     if "vm" in expected:
         if "vm" not in actual:

@@ -23,7 +23,7 @@ from instancetype_webhook.kubevirt.guest import guest_changes, preserve_guest
 from instancetype_webhook.kubevirt.imprint import imprint_from_patch, patch_and_imprint, strip
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from instancetype_webhook.patch import make_patch
-from tests.kubevirt.conformance_io import source_for
+from tests.kit.conformance_io import source_for
 
 # ---- one pass (check_and_expand) against two calls (validate_vm, then expand) ----------------------------
 
