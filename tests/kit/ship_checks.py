@@ -280,3 +280,20 @@ def check_deployment(objs: list[dict], wiring: Wiring, replicas: int = 3) -> dic
     assert selector_matches(pdb["spec"]["selector"], pod_labels)
     assert pdb["spec"].get("maxUnavailable", 0) < replicas or pdb["spec"].get("minAvailable", 0) >= 1
     return volume
+
+
+READ = frozenset({"get", "list", "watch"})
+
+
+def permissions(objs: list[dict], account: str, namespace: str) -> set[tuple[str, str, str]]:
+    """(apiGroup, resource, verb) the ServiceAccount gets through every (Cluster)RoleBinding naming it."""
+    roles = {(o["kind"], o["metadata"]["name"]): o for o in objs if o["kind"] in ("Role", "ClusterRole")}
+    granted = set()
+    for binding in [*by_kind(objs, "ClusterRoleBinding"), *by_kind(objs, "RoleBinding")]:
+        if {"kind": "ServiceAccount", "name": account, "namespace": namespace} not in binding["subjects"]:
+            continue
+        role = roles[(binding["roleRef"]["kind"], binding["roleRef"]["name"])]
+        for rule in role["rules"]:
+            assert "resourceNames" not in rule and "*" not in rule["verbs"] and "*" not in rule["resources"]
+            granted |= {(g, r, v) for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
+    return granted

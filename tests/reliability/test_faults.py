@@ -31,9 +31,9 @@ import pytest
 from tests.fakeapi.apiserver import GROUP_PATH, FakeAPIServer
 from tests.kit.builders import instancetype
 from tests.kit.fault_strategies import base_vm, review
+from tests.kit.fuzz import LONG
 from tests.kit.server import Server, serve
 from tests.kit.wait import wait_for
-from tests.reliability.conftest import LONG
 
 OUTAGE = float(os.environ.get("RELIABILITY_OUTAGE_SECONDS", "60" if LONG else "3"))
 LIST_PATH = "GET " + GROUP_PATH + "/virtualmachineclusterinstancetypes"

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from tests.kit import fault_strategies as S
 from tests.kit.answers import problems
+from tests.kit.fuzz import LONG, fuzz_settings
 from tests.kit.server import Server
-from tests.reliability.conftest import LONG, fuzz_settings
 
 HEADERS = {"content-type": "application/json"}
 COUNTS: dict[str, int] = {}

@@ -26,9 +26,9 @@ from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.patch import make_patch
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kit import fault_strategies as S
+from tests.kit.fuzz import fuzz_settings
 from tests.kit.shared_data import conformance_cases
 from tests.kit.survival import check, overwritten_by, strict
-from tests.reliability.conftest import fuzz_settings
 
 OBJECT_KEYS = ("instancetypes", "clusterInstancetypes", "preferences", "clusterPreferences")
 CATALOG = ReviewContext(source=load_catalog(), policy="expand")

@@ -10,8 +10,9 @@ import schemathesis
 from hypothesis import given, settings
 from schemathesis import GenerationMode
 
+from tests.kit.fuzz import BASE as _BASE
+from tests.kit.fuzz import LONG
 from tests.kit.server import Server, serve
-from tests.reliability.conftest import _BASE, LONG
 
 
 @pytest.fixture(scope="module")

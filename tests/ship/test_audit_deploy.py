@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import helm_python as helm
 import pytest
-from test_chart import FULLNAME, NAMESPACE, install
-from test_sweep_deploy import READ, permissions
 
 from instancetype_webhook.cli import build_parser
-from tests.kit.ship_checks import by_kind, check_schemas
+from tests.kit.chart import FULLNAME, NAMESPACE, install
+from tests.kit.ship_checks import READ, by_kind, check_schemas, permissions
 
 AUDIT_SA = f"{FULLNAME}-audit"
 REPORTS = {"policyreport": ("wgpolicyk8s.io", "policyreports"), "openreports": ("openreports.io", "reports")}

@@ -2,40 +2,21 @@
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 
 import helm_python as helm
 import pytest
 import yaml
 
+from tests.kit.chart import CERT_MANAGER, CHART, FULLNAME, NAMESPACE, RELEASE, ROOT, WIRING, install
 from tests.kit.ship_checks import (
-    Wiring,
     by_kind,
     check_ca,
     check_deployment,
     check_rbac,
     check_schemas,
     check_webhooks,
-    load_documents,
     webhooks,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-CHART = ROOT / "charts" / "instancetype-webhook"
-RELEASE, NAMESPACE = "itw", "virt-admission"
-FULLNAME = "itw-instancetype-webhook"
-WIRING = Wiring(namespace=NAMESPACE, service=FULLNAME)
-CERT_MANAGER = {"tls": {"source": "cert-manager"}}
-
-
-def install(values: dict | None = None) -> tuple[list[dict], str]:
-    """`helm install --dry-run=client`: the manifest and NOTES Helm would apply, no cluster contacted."""
-    config = helm.Config(namespace=NAMESPACE, storage_driver="memory")
-    try:
-        release = config.install(str(CHART), RELEASE, values, namespace=NAMESPACE, dry_run="client")
-    finally:
-        config.close()
-    return load_documents(release["manifest"]), release["notes"]
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +197,7 @@ def test_notes_tell_how_to_check_the_install(default_install, cert_manager_insta
 
 
 def test_documented_rollout_set_flags_limit_the_webhook_to_the_labelled_namespace():
-    from ship_checks import namespace_labels, selector_matches
+    from tests.kit.ship_checks import namespace_labels, selector_matches
 
     flags = ["webhook.failurePolicy=Ignore",
              "webhook.namespaceSelectorExpressions[0].key=instancetype-webhook/enabled",

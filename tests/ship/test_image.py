@@ -114,7 +114,7 @@ def api(tmp_path_factory) -> Iterator[tuple[TLSFakeAPIServer, bytes]]:
 
 @pytest.fixture(scope="module")
 def chart() -> tuple[dict, dict[str, dict]]:
-    from test_chart import install
+    from tests.kit.chart import install
 
     objs, _notes = install(VALUES)
     return one(objs, "Deployment"), {s["metadata"]["name"]: s for s in by_kind(objs, "Secret")}
@@ -365,7 +365,7 @@ def der(pem: bytes) -> bytes:
 
 def test_certificate_renewed_on_the_mounted_secret_is_served_without_restart_or_failed_request(
         image, chart, api, tmp_path):
-    from test_chart import install
+    from tests.kit.chart import install
 
     _deploy, secrets = chart
     (old,) = (secret_files(s) for s in secrets.values())

@@ -15,9 +15,9 @@ import httpx
 import orjson
 import pytest
 import yaml
-from test_chart import CHART, FULLNAME, NAMESPACE, install
 
 from tests.kit.builders import review
+from tests.kit.chart import CHART, FULLNAME, NAMESPACE, install
 from tests.kit.needs import need_command
 from tests.kit.server import serve
 from tests.kit.ship_checks import by_kind, check_schemas

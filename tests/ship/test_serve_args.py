@@ -41,7 +41,7 @@ def test_plain_manifest_args():
      {"policy": "expandAll", "in_cluster": False, "tls_min_version": "1.3"}),
 ])
 def test_chart_args(values, expect):
-    from test_chart import install
+    from tests.kit.chart import install
 
     objs, _ = install(values)
     settings = serve_settings(deployment_args(objs))
@@ -59,7 +59,7 @@ def test_dockerfile_default_command():
 
 
 def test_chart_preserve_guest_and_kubevirt_cr():
-    from test_chart import install
+    from tests.kit.chart import install
 
     objs, _ = install({"preserveGuest": True, "kubevirtCR": "kubevirt/kubevirt"})
     settings = serve_settings(deployment_args(objs))
@@ -69,7 +69,7 @@ def test_chart_preserve_guest_and_kubevirt_cr():
 
 
 def test_chart_resize_handwritten():
-    from test_chart import install
+    from tests.kit.chart import install
 
     assert serve_settings(deployment_args(install(None)[0])).resize_handwritten is True
     off = serve_settings(deployment_args(install({"resize": {"handwritten": False}})[0]))
@@ -78,7 +78,7 @@ def test_chart_resize_handwritten():
 
 
 def test_chart_workers():
-    from test_chart import install
+    from tests.kit.chart import install
 
     assert serve_settings(deployment_args(install(None)[0])).workers == 1
     assert serve_settings(deployment_args(install({"workers": 4})[0])).workers == 4

@@ -11,15 +11,14 @@ from pathlib import Path
 import helm_python as helm
 import pytest
 import yaml
-from test_chart import CHART, FULLNAME, NAMESPACE, RELEASE, install
 
 from instancetype_webhook.cli import build_parser
 from instancetype_webhook.fleet.selection import Shard
+from tests.kit.chart import CHART, FULLNAME, NAMESPACE, RELEASE, install
 from tests.kit.needs import need_command
-from tests.kit.ship_checks import by_kind, check_schemas, load_documents
+from tests.kit.ship_checks import READ, by_kind, check_schemas, load_documents, permissions
 
 ROOT = Path(__file__).resolve().parents[2]
-READ = frozenset({"get", "list", "watch"})
 SWEEP_SA = f"{FULLNAME}-sweep"
 ON = {"policy": "expandAll", "sweep": {"enabled": True}}
 
@@ -33,20 +32,6 @@ def hooks(values: dict) -> list[dict]:
         chart.close()
     docs = load_documents("\n---\n".join(text for path, text in rendered.items() if path.endswith(".yaml")))
     return [d for d in docs if "helm.sh/hook" in (d["metadata"].get("annotations") or {})]
-
-
-def permissions(objs: list[dict], account: str, namespace: str) -> set[tuple[str, str, str]]:
-    """(apiGroup, resource, verb) the ServiceAccount gets through every (Cluster)RoleBinding naming it."""
-    roles = {(o["kind"], o["metadata"]["name"]): o for o in objs if o["kind"] in ("Role", "ClusterRole")}
-    granted = set()
-    for binding in [*by_kind(objs, "ClusterRoleBinding"), *by_kind(objs, "RoleBinding")]:
-        if {"kind": "ServiceAccount", "name": account, "namespace": namespace} not in binding["subjects"]:
-            continue
-        role = roles[(binding["roleRef"]["kind"], binding["roleRef"]["name"])]
-        for rule in role["rules"]:
-            assert "resourceNames" not in rule and "*" not in rule["verbs"] and "*" not in rule["resources"]
-            granted |= {(g, r, v) for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
-    return granted
 
 
 def check_accounts(objs: list[dict], sweep_sa: str, webhook_sa: str, namespace: str, events: bool = False) -> None:
