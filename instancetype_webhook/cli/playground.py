@@ -36,9 +36,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     src.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     src.add_argument("--kubeconfig", metavar="FILE", help="read the references from this cluster (read-only)")
     p.add_argument("--kubevirt", metavar="NAMESPACE/NAME", help="the KubeVirt CR (with --kubeconfig)")
-    add_release_argument(p, default="auto", shown="auto: with --kubeconfig the cluster's KubeVirt CR, offline main")
-    p.add_argument("--policy", choices=POLICIES, default="reference", help="the server's policy (default reference)")
-    p.add_argument("--allow-vm-policy", action="store_true",
+    add_release_argument(p, default=None, shown="auto: with --kubeconfig the cluster's KubeVirt CR, offline main; "
+                         "or INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION")
+    p.add_argument("--policy", choices=POLICIES, help="the server's policy (default: INSTANCETYPE_WEBHOOK_POLICY, "
+                                                     "else reference)")
+    p.add_argument("--allow-vm-policy", action="store_true", default=None,
                    help="let the VM's annotation instancetype-webhook.kubevirt.io/policy choose the policy")
     p.add_argument("--log-level", default="warning", help="debug, info, warning, error (default warning)")
     p.set_defaults(func=run)
@@ -72,21 +74,22 @@ def run(args: argparse.Namespace) -> int:
         print("playground: -f files are added to the offline catalogue; give them without --kubeconfig",
               file=sys.stderr)
         return 2
-    try:
-        samples, objects = samples_and_objects(args.filename, args.kubevirt_version)
-    except (InputError, CatalogError, OSError) as exc:
-        print(f"playground: {exc}", file=sys.stderr)
-        return 2
-    given = {"host": args.host, "port": args.port, "dev": True, "metrics_port": 0, "policy": args.policy,
-             "allow_vm_policy": args.allow_vm_policy, "log_level": args.log_level, "shutdown_delay": 0,
-             "kubevirt_version": args.kubevirt_version}
-    given.update({k: getattr(args, k) for k in ("catalog", "kubeconfig", "kubevirt") if getattr(args, k)})
+    # what is not given on the command line comes from the INSTANCETYPE_WEBHOOK_* environment, as for serve
+    given = {"host": args.host, "port": args.port, "dev": True, "metrics_port": 0, "log_level": args.log_level,
+             "shutdown_delay": 0}
+    given.update({k: getattr(args, k) for k in ("catalog", "kubeconfig", "kubevirt", "kubevirt_version", "policy",
+                                                 "allow_vm_policy") if getattr(args, k) is not None})
     try:
         settings = ServerSettings(**given)
     except ValidationError as exc:
         for err in exc.errors():
             print(f"playground: --{'-'.join(str(x) for x in err['loc']).replace('_', '-')}: {err['msg']}",
                   file=sys.stderr)
+        return 2
+    try:
+        samples, objects = samples_and_objects(args.filename, settings.kubevirt_version)
+    except (InputError, CatalogError, OSError) as exc:
+        print(f"playground: {exc}", file=sys.stderr)
         return 2
     print(f"playground: https://{args.host}:{args.port}/playground (self-signed certificate; Ctrl-C stops)",
           flush=True)
