@@ -47,10 +47,12 @@ test: lint typecheck
 test-ci: $(STAMP)
 	INSTANCETYPE_WEBHOOK_CI_TIER=1 $(PY) -m pytest -q -m ci_tier
 
-# ruff over the repository, and the floors of the package (import-linter: docs/architecture.md)
+# ruff over the repository, the floors of the package (import-linter: docs/architecture.md), and the shape of the
+# tests (tools/lint_tests.py: each module's test at its mirror path; no test module imports another)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(PY) tools/lint_tests.py
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

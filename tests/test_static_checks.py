@@ -2,8 +2,8 @@
 are live: a finding of each kind is reported where it must be.
 
 ruff (pyflakes, pycodestyle errors, bugbear, pyupgrade, isort, simplify) checks the whole repository; mypy
-checks instancetype_webhook/, strictly for the pure core (kubevirt, domxml, patch.py, conformance/); import-linter
-checks the floors (docs/architecture.md).
+checks instancetype_webhook/, strictly for the pure core (kubevirt, domxml, patch.py), the admission decision
+(admission/), assembly.py and conformance/; import-linter checks the floors (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ def _mypy_probe(tmp_path: Path, stands_for: str, source: str) -> str:
 def test_mypy_probe_is_strict_on_the_core(tmp_path: Path) -> None:
     _tool("mypy")
     assert "[no-untyped-def]" in _mypy_probe(tmp_path, "instancetype_webhook/patch.py", UNTYPED_DEF)
+    assert "[no-untyped-def]" in _mypy_probe(tmp_path, "instancetype_webhook/admission/policy.py", UNTYPED_DEF)
 
 
 def test_mypy_probe_checks_untyped_bodies_at_the_edges(tmp_path: Path) -> None:

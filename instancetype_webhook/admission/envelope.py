@@ -66,7 +66,7 @@ def _depth_ok(value: Any, limit: int) -> bool:
     return True
 
 
-def _need(obj: dict, key: str, kind: type, where: str) -> Any:
+def _need(obj: dict[str, Any], key: str, kind: type, where: str) -> Any:
     field = f"{where}.{key}" if where else key
     value = obj.get(key)
     if value is None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from instancetype_webhook.admission.answer import VMAnswer
 from instancetype_webhook.admission.context import ReviewContext
-from instancetype_webhook.admission.mutate import VMAnswer, answer_vm
+from instancetype_webhook.admission.mutate import answer_vm
 from instancetype_webhook.admission.policy import has_matcher
 from instancetype_webhook.kubevirt.source import SourceUnavailable
 
