@@ -2,6 +2,12 @@
 only where the VM leaves them unset."""
 from __future__ import annotations
 
+from instancetype_webhook.kubevirt.preference.devices import (
+    apply_autoattach_preferences,
+    apply_device_preferences,
+    binding_unset,
+    on_pod_network,
+)
 from tests.kit.kubevirt import applied
 
 
@@ -59,3 +65,36 @@ def test_sound_video_inputs_panic_tpm():
     assert applied({"devices": {"preferredPanicDeviceModel": "isa"}})["spec"]["domain"]["devices"]["panicDevices"] == [
         {"model": "isa"}]
     assert "sound" not in applied({"devices": {"preferredSoundModel": "ich9"}})["spec"]["domain"]["devices"]
+
+
+# -- the module's functions directly ------------------------------------------------------------------------
+def test_binding_unset_and_pod_networks():
+    assert binding_unset({"name": "a"}) and binding_unset({"name": "a", "model": "virtio"})
+    assert not binding_unset({"name": "a", "passt": {}}) and not binding_unset({"name": "a", "binding": {"name": "p"}})
+    networks = [{"name": "default", "pod": {}}, {"name": "other", "multus": {"networkName": "x"}}]
+    assert on_pod_network("default", networks) and not on_pod_network("other", networks)
+    assert not on_pod_network("missing", networks) and not on_pod_network("default", [])
+
+
+def test_autoattach_preferences_fill_unset_flags_only():
+    devices = {"autoattachGraphicsDevice": True}
+    apply_autoattach_preferences({"preferredAutoattachGraphicsDevice": False, "preferredAutoattachSerialConsole": False,
+                                  "preferredAutoattachPodInterface": None}, devices)
+    assert devices == {"autoattachGraphicsDevice": True, "autoattachSerialConsole": False}
+
+
+def test_video_is_created_even_for_an_empty_type_and_a_vm_type_is_kept():
+    spec = {}
+    apply_device_preferences({"preferredVideoType": ""}, spec)
+    assert spec == {"domain": {"devices": {"video": {}}}}
+    spec = {"domain": {"devices": {"video": {"type": "vga"}}}}
+    apply_device_preferences({"preferredVideoType": "virtio"}, spec)
+    assert spec["domain"]["devices"]["video"] == {"type": "vga"}
+
+
+def test_dedicated_io_thread_only_on_virtio_disks_and_disable_hotplug_false_removes_it():
+    spec = {"domain": {"devices": {"disableHotplug": True, "disks": [{"name": "a", "disk": {"bus": "sata"}},
+                                                                     {"name": "b", "disk": {"bus": "virtio"}}]}}}
+    apply_device_preferences({"preferredDiskDedicatedIoThread": True, "preferredDisableHotplug": False}, spec)
+    assert spec["domain"]["devices"] == {"disks": [{"name": "a", "disk": {"bus": "sata"}},
+                                                   {"name": "b", "disk": {"bus": "virtio"}, "dedicatedIOThread": True}]}
