@@ -1,6 +1,6 @@
 """The VM mutator's instancetype stage (instancetype_webhook.kubevirt.mutator): upstream's answers in the public cases
-(`expectedInfer`, `expectedMutate`, and `expected` after the stage), plus the stage's own rules, and the UPDATE-only matcher check (compares the new matchers with `oldVm`; a
-CREATE control is answered without it)."""
+(`expectedInfer`, `expectedMutate`, and `expected` after the stage), plus the stage's own rules, and the
+UPDATE-only matcher check (compares the new matchers with `oldVm`; a CREATE control is answered without it)."""
 from __future__ import annotations
 
 import copy
