@@ -1,15 +1,20 @@
 """The VM mutator's instancetype stage (instancetype_webhook.kubevirt.mutator): upstream's answers in the public cases
-(`expectedInfer`, `expectedMutate`, and `expected` after the stage), plus the stage's own rules."""
+(`expectedInfer`, `expectedMutate`, and `expected` after the stage), plus the stage's own rules, and the
+UPDATE-only matcher check (compares the new matchers with `oldVm`; a CREATE control is answered without it)."""
 from __future__ import annotations
+
+import copy
 
 import pytest
 
 from instancetype_webhook.conformance.engine import verdict_answer
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.corpus_checks import mutate_answer as answer
 from tests.kit.shared_data import conformance_cases
 
 STAGE_CASES = [c for c in conformance_cases() if "expectedInfer" in c or "expectedMutate" in c]
+CASES = [case for case in conformance_cases() if "expectedMutate" in case]
 
 
 def test_the_public_set_has_stage_cases():
@@ -62,3 +67,16 @@ def test_inference_failure_is_a_400_with_the_message():
     assert mutation.vm is None
     assert verdict_answer(mutation.verdict) == {"allowed": False, "code": 400,
                                                 "message": "unable to find volume root to infer defaults"}
+
+
+# -- the VM mutating webhook's answer (`expectedMutate`): UPDATE vs CREATE ------------------------------
+def test_the_update_cases_are_there():
+    assert len(CASES) >= 11 and any(c["input"].get("operation") == "UPDATE" for c in CASES)
+
+
+def test_the_same_vm_is_refused_as_an_update_and_allowed_as_a_create():
+    case = next(c for c in CASES if c["name"] == "update.preference.name-changed-revision-kept")
+    assert not answer(case)["allowed"]
+    create = copy.deepcopy(case)
+    create["input"].pop("operation")
+    assert answer(create) == {"allowed": True}

@@ -1,7 +1,10 @@
 """Admission of instance type and preference objects (spec 3.8)."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from instancetype_webhook.kubevirt.objects import admit_object, instancetype_causes
+from tests.kit.kubevirt import JSON
 
 IT_KINDS = ["VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"]
 PREF_KINDS = ["VirtualMachinePreference", "VirtualMachineClusterPreference"]
@@ -135,3 +138,12 @@ def test_delete_and_connect_are_not_checked():
 def test_other_kinds_are_a_bad_request():
     verdict = admit_object({"kind": "VirtualMachine", "spec": {}})
     assert not verdict.allowed and verdict.code == 400 and "VirtualMachine" in verdict.message
+
+
+# -- never a crash: arbitrary JSON as the spec (moved from test_admission.py) --------------------
+@settings(max_examples=150, deadline=None)
+@given(spec=JSON, kind=st.sampled_from(["VirtualMachineInstancetype", "VirtualMachineClusterPreference"]))
+def test_admit_object_answers_for_any_json(spec, kind):
+    verdict = admit_object({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": {"name": "x"},
+                            "spec": spec})
+    assert verdict.allowed or (verdict.code in (400, 422) and verdict.message)

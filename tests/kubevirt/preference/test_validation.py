@@ -1,7 +1,12 @@
 """Spread-topology divisibility at VM admission (spec 3.3, E5)."""
 import pytest
 
-from instancetype_webhook.kubevirt.preference.validation import INSTANCETYPE_CPU_GUEST_PATH, check_spread
+from instancetype_webhook.kubevirt.preference.validation import (
+    INSTANCETYPE_CPU_GUEST_PATH,
+    check_spread,
+    instancetype_guest_cpus,
+    uint32,
+)
 
 SPREAD = {"cpu": {"preferredCPUTopology": "spread"}}
 
@@ -80,3 +85,10 @@ def test_zero_ratio_is_rejected_instead_of_dividing_by_zero():
 def test_unknown_across_is_not_checked():
     pref = {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "Nope"}}}
     assert check_spread(it(3), pref) is None
+
+
+def test_uint32_reads_like_go():
+    assert uint32(4) == 4 and uint32(2**32 + 3) == 3 and uint32(-1) == 0xFFFFFFFF and uint32(2.9) == 2
+    assert uint32(None) == 0 and uint32("4") == 0 and uint32(True) == 0
+    assert instancetype_guest_cpus({"cpu": {"guest": 6}}) == 6
+    assert instancetype_guest_cpus(None) == 0 and instancetype_guest_cpus({"cpu": "lots"}) == 0
