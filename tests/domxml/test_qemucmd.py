@@ -17,3 +17,14 @@ def test_ignition_annotation_adds_fw_cfg_arguments():
     plain = etree.Element("domain")
     qemu_commandline(conversion(make_vmi()), plain)
     assert len(plain) == 0
+
+
+def test_ignition_annotation_without_an_ignition_key_adds_nothing():
+    from lxml import etree
+
+    from instancetype_webhook.domxml.qemucmd import qemu_commandline
+
+    root = etree.Element("domain")
+    qemu_commandline(conversion(make_vmi(annotations={"kubevirt.io/ignitiondata": '{"other": 1}'})), root)
+    qemu_commandline(conversion(make_vmi(annotations={"kubevirt.io/ignitiondata": ""})), root)
+    assert len(root) == 0
