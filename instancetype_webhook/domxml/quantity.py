@@ -30,7 +30,7 @@ def parse_quantity(value: object) -> Decimal:
         raise DomainError(f"invalid quantity {value!r}") from exc
     if suffix in _BINARY:
         return base * _BINARY[suffix]
-    if suffix[:1] in ("e", "E"):
+    if suffix[:1] in ("e", "E") and len(suffix) > 1:  # an exponent; a lone "E" is exa (10^18)
         return base * (Decimal(10) ** int(suffix[1:]))
     return base * _DECIMAL[suffix]
 

@@ -51,3 +51,9 @@ def test_quantity_bytes_floors():
     assert quantity_bytes("0.5Ki") == 512
     assert quantity_bytes("1Gi") == 2**30
     assert quantity_bytes("500m") == 0
+
+
+def test_a_lone_e_is_the_exa_suffix_and_e_with_digits_an_exponent():
+    assert parse_quantity("1E") == Decimal(10**18)
+    assert parse_quantity("2e3") == Decimal(2000)
+    assert parse_quantity("1E2") == Decimal(100)

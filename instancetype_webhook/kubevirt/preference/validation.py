@@ -1,6 +1,6 @@
 """The spread-topology divisibility check of VM admission (spec 3.3).
 
-The topology readings (effective topology, spread ratio and across) come from `kubevirt.apply.topology`,
+The topology readings (effective topology, spread ratio and across) come from `kubevirt.preference.topology`,
 shared with the expansion.
 
 Specs are plain dicts (the JSON form of VirtualMachineInstancetypeSpec / VirtualMachinePreferenceSpec);
