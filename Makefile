@@ -41,11 +41,13 @@ serve: $(STAMP)
 
 # Everything a user's machine can run: the static checks, then the tests (what a machine lacks, e.g. podman or
 # Chromium, skips with one line naming it). `make test-ci` adds what only CI runs (.ci/run calls both).
+# The tests run on every core (pytest-xdist; PYTEST_WORKERS=0 runs them in this process, as a debugger wants).
+PYTEST_WORKERS ?= auto
 test: lint typecheck
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 test-ci: $(STAMP)
-	INSTANCETYPE_WEBHOOK_CI_TIER=1 $(PY) -m pytest -q -m ci_tier
+	INSTANCETYPE_WEBHOOK_CI_TIER=1 $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m ci_tier
 
 # ruff over the repository, the floors of the package (import-linter: docs/architecture.md), and the shape of the
 # tests (tools/lint_tests.py: each module's test at its mirror path; no test module imports another)
