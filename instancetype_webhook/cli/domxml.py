@@ -30,8 +30,7 @@ from instancetype_webhook.cli.expand import print_rejection
 from instancetype_webhook.cli.inputs import (
     InputError,
     MutationDenied,
-    add_old_argument,
-    add_release_argument,
+    add_input_arguments,
     announce,
     print_denial,
     read_request,
@@ -52,11 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
-                   help="a VM or VMI and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
-    p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
-    add_old_argument(p)
-    add_release_argument(p)
+    add_input_arguments(p, "a VM or VMI and/or reference objects")
     p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")
     p.add_argument("--policy", choices=POLICIES, default="expand",
                    help="how the VM is stored before it starts: flat (default) or with its references")

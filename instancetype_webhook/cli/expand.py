@@ -28,8 +28,7 @@ import yaml
 from instancetype_webhook.cli.inputs import (
     InputError,
     MutationDenied,
-    add_old_argument,
-    add_release_argument,
+    add_input_arguments,
     announce,
     print_denial,
     read_request,
@@ -49,11 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
-                   help="a VM and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
-    p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
-    add_old_argument(p)
-    add_release_argument(p)
+    add_input_arguments(p, "a VM and/or reference objects")
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--provenance", action="store_true",

@@ -271,6 +271,17 @@ def read_request(paths: list[str], stdin: TextIO | None, catalog: str | None, ol
     return Request(inputs, old_vm, source, inputs.cluster_settings())
 
 
+def add_input_arguments(parser: Any, what: str, old: bool = True, dest: str = "filename") -> None:
+    """The input flags every offline command shares: -f FILE (repeatable; `what` says what the files hold),
+    --catalog DIR, --old FILE (`old`) and --kubevirt-version R."""
+    parser.add_argument("-f", "--filename", dest=dest, action="append", required=True, metavar="FILE",
+                        help=f"{what} (YAML or JSON, multi-document); '-' reads stdin")
+    parser.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
+    if old:
+        add_old_argument(parser)
+    add_release_argument(parser)
+
+
 def add_old_argument(parser: Any) -> None:
     parser.add_argument("--old", metavar="FILE",
                         help="the VM as stored before this change: checks it as an UPDATE (the mutating webhook's "

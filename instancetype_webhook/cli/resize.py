@@ -20,7 +20,7 @@ import sys
 from typing import Any, TextIO
 
 from instancetype_webhook.cli.expand import VM_KIND, print_diff, render
-from instancetype_webhook.cli.inputs import InputError, add_release_argument, announce, build_source, read_subject
+from instancetype_webhook.cli.inputs import InputError, add_input_arguments, announce, build_source, read_subject
 from instancetype_webhook.sources.catalog import CatalogError
 
 
@@ -28,12 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "resize", help="give a flat VirtualMachine a new instance type and/or preference (offline)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
-                   help="the flat VM and/or reference objects (YAML or JSON, multi-document); '-' reads stdin")
+    add_input_arguments(p, "the flat VM and/or reference objects", old=False)
     p.add_argument("--instancetype", metavar="[KIND/]NAME", help="the new instance type")
     p.add_argument("--preference", metavar="[KIND/]NAME", help="the new preference")
-    p.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
-    add_release_argument(p)
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--no-handwritten", dest="handwritten", action="store_false",

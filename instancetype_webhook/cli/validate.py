@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from instancetype_webhook.cli.inputs import InputError, add_old_argument, add_release_argument, announce, read_request
+from instancetype_webhook.cli.inputs import InputError, add_input_arguments, announce, read_request
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.mutator import mutate_vm
@@ -30,12 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="check a VM (or an instance type / preference) the way the admission webhooks would",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
-    parser.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
-                        help="YAML/JSON input (repeatable, - for stdin): the VM first, then any referenced objects")
-    parser.add_argument("--catalog", metavar="DIR",
-                        help="directory of instance types/preferences (default: the bundled catalogue)")
-    add_old_argument(parser)
-    add_release_argument(parser)
+    add_input_arguments(parser, "the VM first, then any referenced objects", dest="files")
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (default text)")
     parser.set_defaults(func=run)
 
