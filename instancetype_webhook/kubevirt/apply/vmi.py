@@ -56,12 +56,8 @@ def apply_instancetype(
     return causes
 
 
-def apply_to_template(
-    template: dict[str, Any],
-    instancetype_spec: dict[str, Any] | None,
-    preference_spec: dict[str, Any] | None,
-    base: str = VM_BASE,
-) -> list[Cause]:
+def apply_to_template(template: dict[str, Any], instancetype_spec: dict[str, Any] | None,
+                      preference_spec: dict[str, Any] | None, base: str = VM_BASE) -> list[Cause]:
     """Upstream ApplyToVMI: the instance type, then (only without conflicts) the preference."""
     if instancetype_spec is None and preference_spec is None:
         return []
