@@ -105,4 +105,5 @@ def test_unavailable_names_the_command(capsys):
     assert cli.unavailable("audit", SourceUnavailable("LIST virtualmachines")) == 3
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == "audit: reference lookup failed: LIST virtualmachines (the cluster did not answer in time; try again)\n"
+    assert err == ("audit: reference lookup failed: LIST virtualmachines "
+                   "(the cluster did not answer in time; try again)\n")
