@@ -1,20 +1,21 @@
 """The conformance runner on a temporary directory: every member of a case, altered and unreadable cases,
-the mutator step, the per-category and per-member tables, the filters."""
-import copy
+the mutator step, the per-category and per-member tables, the filters; and answering as a KubeVirt release:
+every public case for v1.7.4, v1.8.4, v1.9.0 and main (the release's expected members from
+conformance-releases/<R>/ overlaid on the base case), the overlay rules and the oracleError skips."""
 import io
 import json
 import shutil
 
 import pytest
 
-from instancetype_webhook.cli import main
-from instancetype_webhook.conformance import cases as inputs
-from instancetype_webhook.conformance import compare, engine, runner
+from instancetype_webhook.conformance import compare, runner
 from instancetype_webhook.conformance.compare import NotChecked
+from instancetype_webhook.kubevirt.releases import resolve
 from tests.kit.shared_data import CONFORMANCE
 
 PASSING = "requirements.memory-unmet"
 DENIED = "update.preference.name-changed-revision-kept"  # the mutator denies this UPDATE (a matcher check)
+RELEASES = CONFORMANCE.parent / "conformance-releases"
 WITH_DOMXML = next(p.stem for p in sorted(CONFORMANCE.glob("*.json")) if "domxml" in json.loads(p.read_text()))
 
 
@@ -117,13 +118,6 @@ def test_error_where_a_vm_was_expected(cases):
     assert 'want "the expanded VM"' in line
 
 
-def test_expansion_error_status_is_compared():
-    case = next(c for c in map(load, (p.stem for p in sorted(CONFORMANCE.glob("conflicts.*.json")))))
-    assert engine.check_expand(case) is None
-    case["expected"]["status"]["reason"] = "Invalid"
-    assert engine.check_expand(case) == compare.Difference("status.reason", "BadRequest", "Invalid")
-
-
 @pytest.mark.parametrize("member, change, where", [
     ("expectedMutate", lambda c: c["expectedMutate"].update(code=400), "code: got 422, want 400"),
     ("expected", lambda c: c["expected"]["status"].update(code=400), "status.code: got 422, want 400"),
@@ -174,25 +168,6 @@ def test_expected_infer_matcher_absent_on_both_sides_matches(cases):
     assert f"FAIL {name}.altered [expectedInfer] instancetype: got <absent>" in line
 
 
-def test_case_source_holds_every_input_list():
-    case_input = {"vm": {"metadata": {"namespace": "ns"}}, **{key: [{"metadata": {"name": f"o-{key}"}}]
-                                                              for key in inputs.INPUT_KINDS}}
-    source = inputs.case_source(case_input)
-    for key, kind in inputs.INPUT_KINDS.items():
-        if kind == "ControllerRevision":
-            assert source.get_revision(f"o-{key}", "ns") is not None
-        else:
-            assert source.get(kind, f"o-{key}", "ns") == {"metadata": {"name": f"o-{key}"}, "kind": kind}
-
-
-def test_old_vm_only_for_an_update():
-    case = load(DENIED)
-    assert inputs.case_old_vm(case) == case["input"]["oldVm"]
-    create = copy.deepcopy(case)
-    create["input"]["operation"] = "CREATE"
-    assert inputs.case_old_vm(create) is None
-
-
 def test_quantities_compare_by_value(cases):
     def change(case):
         case["expected"]["vm"]["spec"]["template"]["spec"]["domain"]["memory"]["guest"] = 1073741824
@@ -200,13 +175,6 @@ def test_quantities_compare_by_value(cases):
     altered(cases, PASSING, change)
     status, lines = run(cases)
     assert status == 0 and lines[-1] == "3 passed, 0 failed, 1 not checked"
-
-
-def test_list_order_is_significant():
-    assert compare.first_difference([1, 2], [2, 1]) == compare.Difference("[0]", 1, 2)
-    assert compare.first_difference({"a": 1, "b": 2}, {"b": 2, "a": 1}) is None
-    assert compare.first_difference("4Gi", "4294967296") is None
-    assert compare.first_difference("1", "one") is not None
 
 
 def test_filter_by_name_and_verbose(cases):
@@ -251,20 +219,125 @@ def test_a_crashing_check_fails_its_member_only(cases):
                               "zero\", want \"an answer\""]
 
 
-def test_the_real_domxml_checks_pass_the_case(cases):
-    status, lines = run(cases, sections=runner.SECTIONS)
-    assert status == 0 and lines[-1] == "3 passed, 0 failed"
+# -- releases (was tests/test_conformance_releases.py) --------------------------------------------------
 
 
-def test_cli_exit_status_and_filters(cases, capsys):
-    assert main(["conformance", str(cases)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed"
-    assert main(["conformance", str(cases), "--category", "update", "-k", "preference"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
-    assert main(["conformance", str(cases / "nope")]) == 2
+def _run(directory, release, **kw):
+    out = io.StringIO()
+    status = runner.run(directory, out, release=resolve(release), **kw)
+    return status, out.getvalue()
 
 
-def test_cli_needs_a_directory(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["conformance"])
-    assert exc.value.code == 2 and "DIR" in capsys.readouterr().err
+@pytest.mark.parametrize(("release", "summary"), [
+    ("main", "240 passed, 0 failed\n"),
+    ("v1.9.0", "240 passed, 0 failed\n"),
+    ("v1.8.4", "240 passed, 0 failed\n"),
+    ("v1.7.4", "239 passed, 0 failed, 1 skipped (oracleError: the release cannot take the case)\n"),
+])
+def test_every_public_case_passes_as_each_release(release, summary):
+    status, text = _run(CONFORMANCE, release)
+    header = f"answering as KubeVirt {release} (profile {release[:4]})\n"
+    assert text.startswith(header) is (release != "main")
+    assert text.endswith(summary), text[-2000:]
+    assert status == 0
+
+
+# v1.8.4 answers differ from main's in these cases: answering as main against them must fail (the overlay is used).
+@pytest.mark.parametrize(("case", "member"), [
+    ("common-instancetype.rt1.micro.typical", "domxml.expected"),  # no NUMA <distances> before main
+    ("common-preference.fedora.with-u1.large", "domxml.expected"),  # /usr/share/OVMF before v1.9
+    ("common-preference.windows.7.virtio.preference-only", "expected"),  # preferredVideoType pruned
+    ("revision.preference.legacy-v1alpha2-data", "expected"),  # register.go:43
+])
+def test_release_answers_differ_from_mains(tmp_path, case, member):
+    cases = tmp_path / "conformance"
+    cases.mkdir()
+    shutil.copy(CONFORMANCE / f"{case}.json", cases)
+    (tmp_path / "conformance-releases" / "main").mkdir(parents=True)  # a "release" whose answers are v1.8.4's
+    shutil.copytree(RELEASES / "v1.8.4", tmp_path / "conformance-releases" / "v1.8.4")
+    assert _run(cases, "v1.8.4")[0] == 0
+    base = json.loads((cases / f"{case}.json").read_text())
+    overlaid = runner.overlay(base, json.loads((RELEASES / "v1.8.4" / f"{case}.json").read_text()))
+    (cases / f"{case}.json").write_text(json.dumps(overlaid))
+    status, text = _run(cases, "main")
+    assert status == 1 and f"FAIL {case} [{member}]" in text
+
+
+def test_missing_overlay_file_means_the_base_answers_and_oracle_error_skips(tmp_path):
+    cases = tmp_path / "conformance"
+    cases.mkdir()
+    for name in ("requirements.memory-unmet", "common-instancetype.rt1.micro.typical"):
+        shutil.copy(CONFORMANCE / f"{name}.json", cases)
+    answers = tmp_path / "conformance-releases" / "v1.9.0"
+    answers.mkdir(parents=True)
+    (answers / "requirements.memory-unmet.json").write_text(json.dumps({"oracleError": "v1.9 refuses it"}))
+    status, text = _run(cases, "v1.9.0", verbose=True)
+    # no answers file for the rt1 case: main's answers (with <distances>) are expected, v1.9.0 has none
+    assert "FAIL common-instancetype.rt1.micro.typical [domxml.expected]" in text
+    assert "SKIP requirements.memory-unmet (oracleError: v1.9 refuses it)" in text
+    assert text.endswith("0 passed, 1 failed, 1 skipped (oracleError: the release cannot take the case)\n")
+    assert status == 1
+
+
+# -- the runner's pieces -------------------------------------------------------------------------------
+
+
+def test_has_member_follows_a_dotted_path():
+    applies = runner.has_member("domxml.fromVm")
+    assert applies({"domxml": {"fromVm": {}}})
+    assert not applies({"domxml": {"expected": {}}})
+    assert not applies({"domxml": "not a map"})
+    assert runner.has_member("expected")({"expected": None})  # present, even when empty
+    assert runner.MEMBERS == ("expectedInfer", "expectedMutate", "expected", "expectedValidate.instancetype",
+                              "domxml.expected", "domxml.fromVm", "expectedLiveUpdate")
+
+
+def test_case_files_are_the_sorted_json_files_whose_name_holds_the_substring(tmp_path):
+    for name in ("b.two.json", "a.one.json", "c.one.json", "notes.txt"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "dir.json").mkdir()
+    assert [p.name for p in runner.case_files(tmp_path)] == ["a.one.json", "b.two.json", "c.one.json"]
+    assert [p.name for p in runner.case_files(tmp_path, "one")] == ["a.one.json", "c.one.json"]
+    with pytest.raises(NotADirectoryError):
+        runner.case_files(tmp_path / "a.one.json")
+
+
+def test_category_is_the_cases_or_the_first_word_of_its_name():
+    assert runner.case_category({"category": "update"}, "x.y") == "update"
+    assert runner.case_category({}, "requirements.memory-unmet") == "requirements"
+    assert runner.case_category({"category": ""}, "arch.arm64") == "arch"
+
+
+def test_a_file_without_input_is_not_a_case(tmp_path):
+    (tmp_path / "list.json").write_text("[]")
+    (tmp_path / "other.json").write_text('{"name": "x"}')
+    for name in ("list.json", "other.json"):
+        with pytest.raises(ValueError, match="not a conformance case"):
+            runner.load_case(tmp_path / name)
+
+
+def test_outcome_skipped_then_failed_then_not_checked():
+    diff = compare.Difference("a", 1, 2)
+    assert runner.CaseResult("c").outcome == "passed"
+    assert runner.CaseResult("c", not_checked=[("m", "why")]).outcome == "not checked"
+    assert runner.CaseResult("c", differences=[("m", diff)], not_checked=[("m", "why")]).outcome == "failed"
+    assert runner.CaseResult("c", differences=[("m", diff)], skipped="oracleError: x").outcome == "skipped"
+    assert not runner.CaseResult("c", differences=[("m", diff)]).passed
+
+
+def test_overlay_replaces_the_expected_members_only():
+    case = {"input": {"vm": 1}, "expected": {"vm": "base"}, "expectedMutate": {"allowed": True},
+            "domxml": {"input": {"vmi": "in"}, "expected": {"xml": "base"}, "fromVm": {"xml": "base"}}}
+    answers = {"expected": {"vm": "release"}, "input": {"vm": 2}, "domxml": {"fromVm": {"error": "no"},
+                                                                             "input": {"vmi": "other"}}}
+    overlaid = runner.overlay(case, answers)
+    assert overlaid["input"] == {"vm": 1} and overlaid["expectedMutate"] == {"allowed": True}
+    assert overlaid["expected"] == {"vm": "release"}
+    assert overlaid["domxml"] == {"input": {"vmi": "in"}, "expected": {"xml": "base"}, "fromVm": {"error": "no"}}
+    assert case["expected"] == {"vm": "base"}  # the base case is left as it was
+
+
+def test_release_dir_is_beside_the_cases_except_for_main(tmp_path):
+    assert runner.release_dir(tmp_path / "conformance", resolve("main")) is None
+    assert runner.release_dir(tmp_path / "conformance", resolve("v1.8.4")) == (
+        tmp_path.resolve() / "conformance-releases" / "v1.8.4")
