@@ -39,7 +39,7 @@ class SourceUnavailable(RuntimeError):
     """The one refusal for "the source cannot answer": a live source (the API server behind it) could not
     answer a lookup in time. Raised by the sources (and the core passes it through); each edge turns it into
     its own answer with one helper: a retryable AdmissionReview refusal (server.asgi), a playground error
-    (playground.routes), a failed finding (fleet.finding), a CLI message and exit status (cli.failures).
+    (playground.routes), a failed finding (fleet.finding), a CLI message and exit status 3 (cli.unavailable).
     `reason` is the text every one of them shows."""
 
     @property
