@@ -18,33 +18,18 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from instancetype_webhook.certs import generate, write_bundle
 from tests.kit.builders import review
 from tests.kit.server import Certs, make_certs, serve
+from tests.kit.tls import served_cert, trusting
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
-
-
-def _context(*cafiles: Path) -> ssl.SSLContext:
-    ctx = ssl.create_default_context()
-    ctx.load_verify_locations(cadata="".join(p.read_text() for p in cafiles))
-    return ctx
-
-
-def _served_cert(url: str, ctx: ssl.SSLContext) -> bytes:
-    import socket
-
-    host, port = url.removeprefix("https://").split(":")
-    with socket.create_connection((host, int(port)), timeout=3) as sock, \
-            ctx.wrap_socket(sock, server_hostname=host) as tls:
-        der = tls.getpeercert(binary_form=True)
-    return der
 
 
 def test_certificate_rotation_under_load_drops_nothing(tmp_path: Path):
     first = make_certs(tmp_path / "a")
     second = generate(["localhost", "127.0.0.1"])
     second_ca = write_bundle(second, tmp_path / "b", overwrite=True)["ca.crt"]
-    both = _context(first.ca, second_ca)
+    both = trusting(first.ca, second_ca)
     with serve(tmp_path, certs=first, env={"INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}) as server:
-        before = _served_cert(server.url, both)
+        before = served_cert(server.url, both)
         failures: list[str] = []
         done = threading.Event()
         counts = {"keepalive": 0, "fresh": 0}
@@ -82,7 +67,7 @@ def test_certificate_rotation_under_load_drops_nothing(tmp_path: Path):
         after = before
         while after == before and time.monotonic() < deadline:
             time.sleep(0.2)
-            after = _served_cert(server.url, both)
+            after = served_cert(server.url, both)
         time.sleep(0.5)
         done.set()
         for t in threads:
@@ -123,20 +108,20 @@ def test_client_certificate_verification(tmp_path: Path):
     certs = make_certs(tmp_path / "server")
     with serve(tmp_path, "--tls-client-ca", str(client_ca), certs=certs, client_cert=pair) as server:
         body = orjson.dumps(review(POD, group="", kind="Pod"))
-        ok = httpx.post(server.url + "/validate", content=body, verify=certs.client_context(pair), timeout=5)
+        ok = httpx.post(server.url + "/validate", content=body, verify=certs.clienttrusting(pair), timeout=5)
         assert ok.status_code == 200 and ok.json()["response"]["allowed"]
-        for ctx in (certs.client_context(), certs.client_context(stranger)):
+        for ctx in (certs.clienttrusting(), certs.clienttrusting(stranger)):
             with pytest.raises((httpx.HTTPError, ssl.SSLError)):
                 httpx.post(server.url + "/validate", content=body, verify=ctx, timeout=5)
 
 
 def test_tls_minimum_version(tmp_path: Path):
     certs: Certs = make_certs(tmp_path / "c")
-    tls12 = certs.client_context()
+    tls12 = certs.clienttrusting()
     tls12.maximum_version = ssl.TLSVersion.TLSv1_2
     with serve(tmp_path, certs=certs) as server:  # default: 1.2 accepted
         assert httpx.get(server.url + "/healthz", verify=tls12, timeout=5).status_code == 200
     with serve(tmp_path, "--tls-min-version", "1.3", certs=certs) as server:
         with pytest.raises(httpx.HTTPError):
             httpx.get(server.url + "/healthz", verify=tls12, timeout=5)
-        assert httpx.get(server.url + "/healthz", verify=certs.client_context(), timeout=5).status_code == 200
+        assert httpx.get(server.url + "/healthz", verify=certs.clienttrusting(), timeout=5).status_code == 200
