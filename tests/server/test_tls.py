@@ -108,20 +108,20 @@ def test_client_certificate_verification(tmp_path: Path):
     certs = make_certs(tmp_path / "server")
     with serve(tmp_path, "--tls-client-ca", str(client_ca), certs=certs, client_cert=pair) as server:
         body = orjson.dumps(review(POD, group="", kind="Pod"))
-        ok = httpx.post(server.url + "/validate", content=body, verify=certs.clienttrusting(pair), timeout=5)
+        ok = httpx.post(server.url + "/validate", content=body, verify=certs.client_context(pair), timeout=5)
         assert ok.status_code == 200 and ok.json()["response"]["allowed"]
-        for ctx in (certs.clienttrusting(), certs.clienttrusting(stranger)):
+        for ctx in (certs.client_context(), certs.client_context(stranger)):
             with pytest.raises((httpx.HTTPError, ssl.SSLError)):
                 httpx.post(server.url + "/validate", content=body, verify=ctx, timeout=5)
 
 
 def test_tls_minimum_version(tmp_path: Path):
     certs: Certs = make_certs(tmp_path / "c")
-    tls12 = certs.clienttrusting()
+    tls12 = certs.client_context()
     tls12.maximum_version = ssl.TLSVersion.TLSv1_2
     with serve(tmp_path, certs=certs) as server:  # default: 1.2 accepted
         assert httpx.get(server.url + "/healthz", verify=tls12, timeout=5).status_code == 200
     with serve(tmp_path, "--tls-min-version", "1.3", certs=certs) as server:
         with pytest.raises(httpx.HTTPError):
             httpx.get(server.url + "/healthz", verify=tls12, timeout=5)
-        assert httpx.get(server.url + "/healthz", verify=certs.clienttrusting(), timeout=5).status_code == 200
+        assert httpx.get(server.url + "/healthz", verify=certs.client_context(), timeout=5).status_code == 200
