@@ -12,25 +12,12 @@ import jsonpatch
 import orjson
 
 from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.admission import SMALL
+from tests.kit.admission import SMALL_VM as VM
+from tests.kit.admission import kubevirt_cr as kubevirt
 from tests.kit.builders import review
 from tests.kit.server import serve
 from tests.kit.wait import wait_for
-
-VM = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-    "metadata": {"name": "vm1", "namespace": "apps"},
-    "spec": {"runStrategy": "Halted", "instancetype": {"name": "small", "kind": "VirtualMachineInstancetype"},
-             "template": {"spec": {"domain": {"devices": {}}}}},
-}
-SMALL = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
-         "metadata": {"name": "small", "namespace": "apps"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
-
-
-def kubevirt(configuration: dict, phase: str = "Deployed") -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
-            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
-            "spec": {"configuration": configuration},
-            "status": {"phase": phase, "defaultArchitecture": "amd64"} if phase else {}}
 
 
 def flatten(client: httpx.Client, vm: dict) -> dict:

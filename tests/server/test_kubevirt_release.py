@@ -17,10 +17,12 @@ import pytest
 from instancetype_webhook.kubevirt.releases import MAIN
 from instancetype_webhook.sources.kubevirt_cr import ClusterConfiguration
 from tests.fakeapi.apiserver import FakeAPIServer
+from tests.kit.admission import SMALL
+from tests.kit.admission import SMALL_VM as VM
+from tests.kit.admission import kubevirt_cr as kubevirt
 from tests.kit.builders import review
 from tests.kit.server import serve
 from tests.kit.wait import wait_for
-from tests.server.test_cluster_configuration import SMALL, VM, kubevirt
 
 PROVENANCE = "instancetype-webhook.kubevirt.io/expanded-from"
 

@@ -18,33 +18,18 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from instancetype_webhook.certs import generate, write_bundle
 from tests.kit.builders import review
 from tests.kit.server import Certs, make_certs, serve
+from tests.kit.tls import served_cert, trusting
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
-
-
-def _context(*cafiles: Path) -> ssl.SSLContext:
-    ctx = ssl.create_default_context()
-    ctx.load_verify_locations(cadata="".join(p.read_text() for p in cafiles))
-    return ctx
-
-
-def _served_cert(url: str, ctx: ssl.SSLContext) -> bytes:
-    import socket
-
-    host, port = url.removeprefix("https://").split(":")
-    with socket.create_connection((host, int(port)), timeout=3) as sock, \
-            ctx.wrap_socket(sock, server_hostname=host) as tls:
-        der = tls.getpeercert(binary_form=True)
-    return der
 
 
 def test_certificate_rotation_under_load_drops_nothing(tmp_path: Path):
     first = make_certs(tmp_path / "a")
     second = generate(["localhost", "127.0.0.1"])
     second_ca = write_bundle(second, tmp_path / "b", overwrite=True)["ca.crt"]
-    both = _context(first.ca, second_ca)
+    both = trusting(first.ca, second_ca)
     with serve(tmp_path, certs=first, env={"INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}) as server:
-        before = _served_cert(server.url, both)
+        before = served_cert(server.url, both)
         failures: list[str] = []
         done = threading.Event()
         counts = {"keepalive": 0, "fresh": 0}
@@ -82,7 +67,7 @@ def test_certificate_rotation_under_load_drops_nothing(tmp_path: Path):
         after = before
         while after == before and time.monotonic() < deadline:
             time.sleep(0.2)
-            after = _served_cert(server.url, both)
+            after = served_cert(server.url, both)
         time.sleep(0.5)
         done.set()
         for t in threads:

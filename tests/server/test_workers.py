@@ -17,8 +17,8 @@ from instancetype_webhook.server.workers import merge_metrics
 from tests.kit.builders import review
 from tests.kit.cli import run_cli
 from tests.kit.server import make_certs, serve
+from tests.kit.tls import served_cert, trusting
 from tests.kit.wait import wait_for
-from tests.server.test_tls import _context, _served_cert
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
 
@@ -91,13 +91,13 @@ def test_every_worker_reloads_the_certificate(tmp_path: Path):
     first = make_certs(tmp_path / "a")
     second = generate(["localhost", "127.0.0.1"])
     second_ca = write_bundle(second, tmp_path / "b", overwrite=True)["ca.crt"]
-    both = _context(first.ca, second_ca)
+    both = trusting(first.ca, second_ca)
     new = x509.load_pem_x509_certificate(second.cert_pem).public_bytes(serialization.Encoding.DER)
     with serve(tmp_path, "--workers", "2", certs=first,
                env={"INSTANCETYPE_WEBHOOK_TLS_RELOAD_INTERVAL": "0.2"}) as server:
         write_bundle(second, first.ca.parent, overwrite=True)
         time.sleep(1.5)
-        served = {_served_cert(server.url, both) for _ in range(16)}  # new connections land on both workers
+        served = {served_cert(server.url, both) for _ in range(16)}  # new connections land on both workers
         assert served == {new}
         text = httpx.get(server.metrics_url + "/metrics", timeout=5).text
         assert "instancetype_webhook_tls_reloads_total 2.0" in text  # one reload in each worker

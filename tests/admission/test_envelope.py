@@ -82,3 +82,47 @@ def test_nesting_at_the_limit_passes_and_one_more_is_refused(levels: int):
     assert rv.parse_review(body, max_depth=depth)
     with pytest.raises(rv.ReviewError, match="deeper than"):
         rv.parse_review(body, max_depth=depth - 1)
+
+
+# --- the answer ----------------------------------------------------------------------------------------------
+
+def test_response_of_an_allowed_review_carries_uid_patch_and_short_warnings():
+    import base64
+
+    from instancetype_webhook.kubevirt.causes import Verdict
+
+    review = base()
+    long = "w" * 200
+    body = orjson.loads(rv.response(review, Verdict.allow(["short", long]), [{"op": "remove", "path": "/a"}]))
+    assert body["apiVersion"] == "admission.k8s.io/v1" and body["kind"] == "AdmissionReview"
+    out = body["response"]
+    assert out["uid"] == "u" and out["allowed"] is True and "status" not in out
+    assert out["patchType"] == "JSONPatch"
+    assert orjson.loads(base64.b64decode(out["patch"])) == [{"op": "remove", "path": "/a"}]
+    assert out["warnings"] == ["short", "w" * 117 + "..."] and len(out["warnings"][1]) == rv.MAX_WARNING
+    bare = orjson.loads(rv.response(review, Verdict.allow(), []))["response"]
+    assert bare == {"uid": "u", "allowed": True}  # no empty patch, no empty warnings
+
+
+def test_a_denial_carries_upstreams_status():
+    from instancetype_webhook.kubevirt.causes import Cause
+
+    review = base()
+    review["apiVersion"] = "admission.k8s.io/v1beta1"
+    cause = Cause("FieldValueInvalid", "bad", "spec.x")
+    body = orjson.loads(rv.response(review, rv.deny("bad", 422, [cause])))
+    assert body["apiVersion"] == "admission.k8s.io/v1beta1"
+    assert body["response"]["status"] == {"code": 422, "message": "bad", "reason": "Invalid",
+                                          "details": {"causes": [{"reason": "FieldValueInvalid", "message": "bad",
+                                                                  "field": "spec.x"}]}}
+    plain = orjson.loads(rv.response(review, rv.deny("not found")))["response"]
+    assert plain["allowed"] is False and plain["status"] == {"code": 400, "message": "not found"}
+
+
+def test_subject_is_the_object_or_a_review_error():
+    request = base()["request"]
+    assert rv.subject(request) == {"spec": {}}
+    request["object"] = None
+    with pytest.raises(rv.ReviewError) as err:
+        rv.subject(request)
+    assert err.value.field == "request.object" and orjson.loads(err.value.body())["field"] == "request.object"

@@ -244,9 +244,3 @@ def test_a_review_needing_a_live_lookup_keeps_the_order_of_what_follows():
     assert first["name"] == "uncached" and first["thread"] != "uvicorn-door"  # a worker thread
     assert second["name"] == "cached"  # after the first, though it needed no lookup
     assert not closed and hook.metrics.in_flight == 0
-
-
-def test_serve_uses_uvicorns_public_options():
-    options = transport_options()
-    assert options["loop"] == "auto" and options["proxy_headers"] is False
-    assert options["http"].__name__ == "CoalescingHttpToolsProtocol"  # uvicorn's own, each answer in one write

@@ -1,0 +1,78 @@
+"""server/run.py: `instancetype-webhook serve` refuses bad settings with a message and exit status 2 (no
+traceback); the TLS files it serves with (--dev's own, else both of --tls-cert/--tls-key); the reference cache's
+object counts for /readyz and /metrics; uvicorn's public options it runs with."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from instancetype_webhook.cli import build_parser, main
+from instancetype_webhook.cli.serve import settings_from
+from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.server.run import ServeError, cache_objects, tls_files, transport_options
+from instancetype_webhook.settings import ServerSettings
+from tests.kit.builders import instancetype, vm
+
+
+@pytest.mark.parametrize("argv, env, message", [
+    (["--kubeconfig", "/nonexistent", "--dev"], {}, "cannot load the kubeconfig /nonexistent"),
+    (["--in-cluster", "--dev"], {}, "cannot load the in-cluster configuration"),
+    (["--port", "18999"], {}, "TLS is required"),
+    (["--catalog", "/nonexistent", "--dev"], {}, "not a directory"),
+    (["--dev"], {"INSTANCETYPE_WEBHOOK_POLICY": "bogus"}, "--policy"),
+    (["--dev", "--tls-cert", "/x"], {}, "--dev makes its own certificate"),
+])
+def test_bad_settings_exit_2(argv, env, message, monkeypatch, capsys, app_logging):
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert main(["serve", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_flags_win_over_environment(monkeypatch):
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_POLICY", "expandAll")
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_PORT", "9443")
+    args = build_parser().parse_args(["serve", "--policy", "expand"])
+    settings = settings_from(args)
+    assert settings.policy == "expand" and settings.port == 9443 and settings.metrics_port == 8080
+
+
+def test_serve_uses_uvicorns_public_options():
+    options = transport_options()
+    assert options["loop"] == "auto" and options["proxy_headers"] is False
+    assert options["http"].__name__ == "CoalescingHttpToolsProtocol"  # uvicorn's own, each answer in one write
+
+
+def test_tls_files_are_both_given_or_dev_s_own(tmp_path: Path):
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    assert tls_files(ServerSettings(tls_cert=cert, tls_key=key)) == (cert, key)
+    with pytest.raises(ServeError, match="TLS is required"):
+        tls_files(ServerSettings(tls_cert=cert))
+    with pytest.raises(ServeError, match="TLS is required"):
+        tls_files(ServerSettings())
+    with pytest.raises(ServeError, match="--dev makes its own certificate"):
+        tls_files(ServerSettings(dev=True, tls_key=key))
+    dev_cert, dev_key = tls_files(ServerSettings(dev=True))
+    assert dev_cert.is_file() and dev_key.is_file() and dev_cert.parent == dev_key.parent
+    assert b"BEGIN CERTIFICATE" in dev_cert.read_bytes()
+
+
+def test_cache_objects_counts_per_resource():
+    source = InMemorySource([instancetype("a"), instancetype("b"), instancetype("c", namespace="ns"),
+                             vm("v", instancetype="a")], default_namespace="ns")
+    assert cache_objects(source) == {"virtualmachineclusterinstancetypes": 2, "virtualmachineinstancetypes": 1,
+                                     "virtualmachines": 1}
+    assert cache_objects(InMemorySource()) == {}
+
+
+def test_cache_objects_of_a_watching_source_counts_its_informers():
+    class Informer:
+        def __init__(self, name: str, n: int):
+            self.name, self.store = name, dict.fromkeys(range(n))
+
+    class Watching:
+        informers = {"it": Informer("virtualmachineinstancetypes", 3), "p": Informer("virtualmachinepreferences", 0)}
+
+    assert cache_objects(Watching()) == {"virtualmachineinstancetypes": 3, "virtualmachinepreferences": 0}
