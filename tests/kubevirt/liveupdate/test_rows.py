@@ -1,14 +1,12 @@
-"""A plan as table rows and as admission warnings."""
+"""A plan as table rows: one per changed field, with what happens to it and why."""
 from __future__ import annotations
 
 from instancetype_webhook.kubevirt.causes import Cause, Verdict
 from instancetype_webhook.kubevirt.liveupdate import GENERIC_RESTART, Plan, SyncError
 from instancetype_webhook.kubevirt.liveupdate.rows import changed_fields, outcome_rows, show
-from instancetype_webhook.kubevirt.liveupdate.warnings import plan_warnings
 
 BEFORE = {"domain": {"cpu": {"sockets": 1, "cores": 1}, "memory": {"guest": "4Gi"}}, "hostname": "a"}
 AFTER = {"domain": {"cpu": {"sockets": 2, "cores": 1}, "memory": {"guest": "4096Mi"}}, "hostname": "b"}
-VMI = {"spec": {"domain": {"cpu": {"sockets": 1}, "memory": {"guest": "4Gi"}}}}
 
 
 def test_changed_fields_compare_semantically() -> None:
@@ -27,23 +25,6 @@ def test_rows_say_live_restart_refused_and_retry() -> None:
     assert {r.outcome for r in outcome_rows(refused, BEFORE, AFTER)} == {"refused"}
     retry = Plan(Verdict.allow(), sync_error=SyncError("HotPlugCPUError", "busy"))
     assert outcome_rows(retry, BEFORE, AFTER)[0].why == "HotPlugCPUError: busy"
-
-
-def test_warnings() -> None:
-    plan = Plan(Verdict.allow(), vmi_patched={"spec.domain.cpu.sockets": 2, "spec.domain.memory.guest": "8Gi",
-                                              "spec.tolerations": []})
-    assert plan_warnings(plan, VMI) == ["live update: CPU sockets 1 -> 2 will be hot-plugged",
-                                        "live update: guest memory 4Gi -> 8Gi will be hot-plugged",
-                                        "live update: tolerations will be updated on the running VMI"]
-    assert plan_warnings(Plan(Verdict.allow(), restart_required="x"), VMI) == ["live update: needs a restart: x"]
-    refused = Plan(Verdict.deny([Cause("FieldValueInvalid", "too many", "spec.x")]))
-    assert plan_warnings(refused, VMI) == ["live update: KubeVirt refuses this update: too many"]
-    missing = Plan(Verdict.allow(), sync_error=SyncError("FailedFindInstancetype", '"x" not found'))
-    assert plan_warnings(missing, VMI) == ['live update: nothing changes, virt-controller reports '
-                                           'FailedFindInstancetype: "x" not found']
-    busy = Plan(Verdict.allow(), sync_error=SyncError("HotPlugCPUError", "another CPU hotplug is in progress"))
-    assert plan_warnings(busy, VMI) == ["live update: not applied yet, virt-controller retries: another CPU hotplug "
-                                        "is in progress"]
 
 
 def test_show_shortens() -> None:

@@ -1,7 +1,6 @@
-"""Go's semantic equality on JSON shapes, and the RFC 7386 merge patch."""
+"""Go's semantic equality on JSON shapes."""
 from __future__ import annotations
 
-from instancetype_webhook.kubevirt.liveupdate import merge_patch
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
 
 
@@ -12,10 +11,3 @@ def test_quantities_empty_maps_and_non_pointer_zero_values() -> None:
     assert not semantic_equal({"cpu": {}}, {})  # a pointer struct that is set differs from an absent one
     assert not semantic_equal({"devices": {"autoattachPodInterface": False}}, {"devices": {}})
     assert not semantic_equal({"guest": "1Gi"}, {"guest": "2Gi"})
-
-
-def test_merge_patch() -> None:
-    target = {"spec": {"a": 1, "b": {"c": 2}, "l": [1, 2]}, "status": {"x": 1}}
-    patched = merge_patch(target, {"spec": {"b": {"c": None, "d": 3}, "l": [3]}, "status": None})
-    assert patched == {"spec": {"a": 1, "b": {"d": 3}, "l": [3]}}
-    assert target["spec"]["b"] == {"c": 2}  # not changed in place

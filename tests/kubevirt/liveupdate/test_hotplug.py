@@ -7,6 +7,8 @@ from instancetype_webhook.kubevirt.configuration import DEFAULT_CONFIGURATION
 from instancetype_webhook.kubevirt.liveupdate.hotplug import (
     default_max_guest,
     default_max_sockets,
+    hotplug_ratio,
+    is_live_update,
     validate_live_update_memory,
     vcpus,
 )
@@ -68,3 +70,11 @@ def test_max_guest_alignment_and_absence() -> None:
 def test_vcpus_multiplies_the_set_parts() -> None:
     assert vcpus({"sockets": 2, "cores": 3, "threads": 2}) == 12
     assert vcpus({"cores": 4}) == 4 and vcpus({}) == 0
+
+
+def test_rollout_strategy_and_hotplug_ratio() -> None:
+    assert is_live_update({}) and is_live_update({"vmRolloutStrategy": "LiveUpdate"})
+    assert not is_live_update({"vmRolloutStrategy": "Stage"})
+    assert hotplug_ratio({}) == 4 and hotplug_ratio({"liveUpdateConfiguration": {"maxHotplugRatio": 0}}) == 4
+    assert hotplug_ratio({"liveUpdateConfiguration": {"maxHotplugRatio": 8}}) == 8
+    assert hotplug_ratio({"liveUpdateConfiguration": {"maxHotplugRatio": True}}) == 4
