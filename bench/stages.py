@@ -37,7 +37,8 @@ from review import admission_review, typical_vm  # noqa: E402  (after the sys.pa
 
 from instancetype_webhook.admission import envelope as rv  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.admission.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.admission.mutate import flatten, mutate  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.admission.mutate import mutate  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.admission.stored import flatten  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.admission.validate import validate  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.kubevirt.imprint import patch_and_imprint  # noqa: E402  (after the sys.path set-up)
