@@ -44,8 +44,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--vms", type=int, default=10_000)
+    parser.add_argument("--port", type=int, default=0, help="loopback port to listen on (default: a free one)")
     args = parser.parse_args()
-    fake = FakeAPIServer()
+    fake = FakeAPIServer(port=args.port)
     populate(fake, args.objects, args.vms)
     print(json.dumps({"port": fake.port, "kubeconfig": json.loads(fake.kubeconfig())}), flush=True)
     for line in sys.stdin:

@@ -1,6 +1,7 @@
 """Profile our service under load with py-spy and summarise where the time goes.
 
-    python bench/hotspots.py [--endpoint mutate] [--seconds 10] [--concurrency 16]
+    python bench/hotspots.py [--endpoint mutate] [--seconds 10] [--warmup 2] [--concurrency 16]
+    python bench/hotspots.py --quick   (1 s profiled after a 1 s warm-up: proves it runs)
 
 Starts the plain-HTTP service (bench/plain_server.py), attaches `py-spy record --nonblocking` (so
 the sampled process is not paused), drives the endpoint with wrk, and prints the functions with the
@@ -84,7 +85,11 @@ def main() -> int:
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--output", type=Path, help="also keep the raw collapsed stacks here")
+    parser.add_argument("--warmup", type=int, default=2, help="seconds of load before the profile")
+    parser.add_argument("--quick", action="store_true", help="the smallest run: 1 s warm-up, 1 s profiled")
     args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.warmup = 1, 1
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
         workdir = Path(tmp)
         body_file = workdir / "review.json"
@@ -96,7 +101,7 @@ def main() -> int:
                     env={"PYTHONPATH": str(ROOT)}, cpus=server_cpus) as server:
             server.wait_ready()
             url = f"{server.base_url}/{args.endpoint}"
-            run_wrk(url, body_file, args.concurrency, 2, wrk_cpus)  # warm up
+            run_wrk(url, body_file, args.concurrency, args.warmup, wrk_cpus)  # warm up
             raw_file = workdir / "stacks.txt"
             spy = subprocess.Popen([py_spy(), "record", "--nonblocking", "-r", str(args.rate), "-d",
                                     str(args.seconds + 2), "-f", "raw", "-o", str(raw_file), "-p",

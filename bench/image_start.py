@@ -1,12 +1,13 @@
 """Start to ready of the container image with the bundled catalogue (target: under 2 s).
 
-    python3 bench/image_start.py [--image REF] [--runs N]
+    python3 bench/image_start.py [--image REF] [--runs N] [--smoke]
 
 Runs the image as the chart does (read-only root, user 65532, no capabilities, /tmp a tmpfs) with its default
 command (`serve --dev`: a throw-away certificate, the bundled catalogue) and polls /readyz every 10 ms.
 Prints, per run and as medians: from `podman run` to ready (what a rollout waits for, container creation
 included) and from the container's start (podman's StartedAt) to ready (the server's own start-up).
 Exit status 1 when the median from the container's start is above the target. Needs podman (make image first).
+`--smoke`: one run, and the exit status says only that it ran (a missed target is printed as MISSED, not failed).
 """
 from __future__ import annotations
 
@@ -78,16 +79,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--image", default="localhost/instancetype-webhook:latest")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="one run; exit 0 even when the target is missed")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs = 1
     engine = load_build_tool().find_engine()
     runs = [one_run(engine, args.image, i) for i in range(args.runs)]
     for i, (from_run, from_start) in enumerate(runs, 1):
         print(f"run {i}: podman run to ready {from_run:.2f} s, container start to ready {from_start:.2f} s")
     median_run = statistics.median(r for r, _ in runs)
     median_start = statistics.median(s for _, s in runs)
+    met = median_start <= TARGET_S
     print(f"median of {len(runs)} ({dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC): podman run to ready "
-          f"{median_run:.2f} s, container start to ready {median_start:.2f} s (target {TARGET_S:.0f} s)")
-    return 0 if median_start <= TARGET_S else 1
+          f"{median_run:.2f} s, container start to ready {median_start:.2f} s (target {TARGET_S:.0f} s: "
+          f"{'met' if met else 'MISSED'})")
+    return 0 if met or args.smoke else 1
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
    spread over 50 namespaces), modelled on the bundled objects: the same figures.
 RSS is the resident set of the server process and its children, from /proc.
 
-Run alone: python bench/memory.py [--objects 10000]
+Run alone: python bench/memory.py [--objects 10000] [--starts 3] [--requests 200]
+           python bench/memory.py --quick   (1 start, 100 objects, 20 requests: proves it runs, the figures mean little)
 """
 from __future__ import annotations
 
@@ -142,11 +143,17 @@ def measure(workdir: Path, tls: Tls, objects: int, cpus: set[int] | None = None,
 def main() -> int:
     parser = argparse.ArgumentParser(description="RSS and time-to-ready of the webhook server")
     parser.add_argument("--objects", type=int, default=10_000, help="generated instance types and preferences")
+    parser.add_argument("--starts", type=int, default=3, help="starts with the bundled catalogue (the median is kept)")
+    parser.add_argument("--requests", type=int, default=BURST, help="/mutate requests after each start")
+    parser.add_argument("--quick", action="store_true", help="the smallest run: 1 start, 100 objects, 20 requests")
     args = parser.parse_args()
+    if args.quick:
+        args.objects, args.starts, args.requests = min(args.objects, 100), 1, min(args.requests, 20)
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         workdir = Path(tmp)
         tls = write_self_signed(workdir)
-        print(orjson.dumps(measure(workdir, tls, args.objects), option=orjson.OPT_INDENT_2).decode())
+        figures = measure(workdir, tls, args.objects, requests=args.requests, starts=args.starts)
+        print(orjson.dumps(figures, option=orjson.OPT_INDENT_2).decode())
     return 0
 
 

@@ -1,8 +1,9 @@
 """Our service over plain HTTP, for the benchmark's plain rows only.
 
 The shipped `serve` command is HTTPS-only by design (no plain-HTTP admission endpoint), so this
-builds the same app the way `instancetype_webhook.server.run.serve` does (same reference source, context,
-metrics, JSON review log, app factory and uvicorn options) and runs it without TLS on loopback.
+builds the same app the way `serve` does (`instancetype_webhook.server.run.serve_one`: the context from
+`instancetype_webhook.assembly.assemble`, the same metrics, JSON review log, app factory and uvicorn options) and
+runs it without TLS on loopback.
 The TLS rows of the benchmark use the real `serve` command.
 
 Run: python bench/plain_server.py --port 18081 [--policy expand] [--catalog DIR]
@@ -28,12 +29,15 @@ from instancetype_webhook.settings import ServerSettings  # noqa: E402  (after t
 def build_app(settings: ServerSettings):
     assembly = assemble(settings)
     metrics = Metrics()
+    assembly.configuration.subscribe(metrics.configuration)
     hook = Webhook(ctx=assembly.ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
-                   deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready)
+                   deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready,
+                   configuration_status=assembly.configuration.describe,
+                   cache_status=getattr(assembly.source, "cache_status", None))
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)
-    return create_app(hook)
+    return create_app(hook, None, assembly.where)
 
 
 def main() -> None:

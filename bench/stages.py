@@ -1,19 +1,20 @@
 """What one review costs in-process, stage by stage, without HTTP: where the service's time goes.
 
     python bench/stages.py [--number 2000] [--review FILE] [--json]
+    python bench/stages.py --number 5 --json   (the smallest run: proves every stage runs, the figures mean little)
 
-Times each step our /mutate and /validate handlers take for the benchmark's review (parse, the
-instancetype checks, the expansion, the patch, the patch with its imprint (what /mutate runs), the
-response, the log line, the metrics), the whole handlers, /mutate on two UPDATEs of a running VM (a label
-change, which the live-update warnings skip without a lookup, and a resize, which they plan; the VMI comes
-from memory, so the row is the plan's CPU cost without the GET), and the whole ASGI app (`AdmissionApp`,
-what uvicorn calls: body, parse, handler, metrics,
-log line, the two `send` messages) next to the floor's ASGI app doing its least (`floor_app.py`), and
-`review_now`, what the server's HTTP protocol calls for a review instead of the ASGI app, as
-microseconds of this thread's CPU time per call (the best of 7 repeats). CPU time, not wall time:
-on a shared machine another process taking the core does not count against the step. The HTTP
-rows of bench/run.py (and ../shared/bench/perf_ratio.py) add uvicorn, httptools and TLS on top;
-the floor pays exactly the same for those, so `ASGI ours - ASGI floor` is what the ratio is made of.
+Times each step our /mutate and /validate handlers take for the benchmark's review (parse, the instancetype
+checks, the expansion, the patch, the patch with its imprint (what /mutate runs), the response, the log line,
+the metrics), the whole handlers, /mutate on two UPDATEs of a running VM (a label change, which the
+live-update warnings skip without a lookup, and a resize, which they plan; the VMI comes from memory, so the
+row is the plan's CPU cost without the GET), and the whole ASGI app (`AdmissionApp`, what uvicorn calls: body,
+parse, handler, metrics, log line, the two `send` messages) next to the floor's ASGI app doing its least
+(`floor_app.py`), and `review_answer` (instancetype_webhook.server.asgi), the door's own work for a review
+inside the ASGI app (read, parse, handler, metrics, log line; no ASGI messages), as microseconds of this
+thread's CPU time per call (the best of 7 repeats). CPU time, not wall time: on a shared machine another
+process taking the core does not count against the step. The HTTP rows of bench/run.py (and
+../shared/bench/perf_ratio.py) add uvicorn, httptools and TLS on top; the floor pays exactly the same for
+those, so `ASGI ours - ASGI floor` is what the ratio is made of.
 
 `--review FILE` times an AdmissionReview from a file (e.g. the shared harness's perf-review.json)
 instead of bench/review.py's.
@@ -37,7 +38,8 @@ from review import admission_review, typical_vm  # noqa: E402  (after the sys.pa
 
 from instancetype_webhook.admission import envelope as rv  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.admission.context import ReviewContext  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.admission.mutate import flatten, mutate  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.admission.mutate import mutate  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.admission.stored import flatten  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.admission.validate import validate  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.kubevirt.imprint import patch_and_imprint  # noqa: E402  (after the sys.path set-up)
