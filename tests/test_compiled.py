@@ -32,7 +32,7 @@ def test_the_pure_core_and_the_review_handlers_are_listed_and_exist():
     left_out = {name for name in core if name.rsplit(".", 1)[-1] in ("models", "objects", "__init__")}
     assert core - left_out <= set(names)  # every core module but the pydantic ones and package __init__s
     assert not left_out & set(names)
-    expected = ("patch", "admission.mutate", "admission.validate", "admission.review", "server.asgi")
+    expected = ("patch", "admission.mutate", "admission.validate", "admission.envelope", "server.asgi")
     assert {f"instancetype_webhook.{m}" for m in expected} <= set(names)
     # Nothing that is not pure data in, data out or a handler on it: no edge (HTTP app, sources, CLI, fleet).
     assert not [n for n in names if n.split(".")[1] in ("cli", "sources", "fleet", "playground")]

@@ -40,7 +40,7 @@ ENV = {"PYTHONPATH": str(ROOT)}  # this checkout's package, whatever the virtual
 DEADLINE = 150.0  # seconds from a script's start: a guard against a hang, far above a smoke's few seconds
 IMAGE = "localhost/instancetype-webhook"
 WRK_INSTALL = "apt-get install -y wrk (.ci/run installs it)"
-PY_SPY_INSTALL = ".venv/bin/pip install py-spy (a profiling tool, not a dependency; .ci/run installs it)"
+PY_SPY_INSTALL = "make install (py-spy is in the `test` extra)"
 PODMAN_INSTALL = "apt-get install -y podman runc slirp4netns (.ci/run installs it)"
 
 
