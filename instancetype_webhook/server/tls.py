@@ -53,6 +53,7 @@ class ReloadingTLS:
         self.on_reload = lambda: None
         self._stamps = self._current_stamps()
         self._pem = b""
+        self._pair: tuple[bytes, bytes] = (b"", b"")  # the certificate and key in use, as read
         self.current = self._build()
         self.not_after = certificate_not_after(self._pem)  # of the certificate in use (Unix time)
         self.info = certificate_info(self._pem)
@@ -72,7 +73,7 @@ class ReloadingTLS:
             cert_pem, key_pem = self.cert.read_bytes(), self.key.read_bytes()
         except OSError as exc:
             raise TLSError(f"cannot read TLS files: {exc}") from exc
-        self._pem = cert_pem
+        self._pem, self._pair = cert_pem, (cert_pem, key_pem)
         # load_cert_chain only takes paths: load the bytes we read once, so cert and key are one pair.
         with tempfile.TemporaryDirectory(prefix="iw-tls-") as tmp:
             cert_tmp, key_tmp = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
@@ -102,12 +103,17 @@ class ReloadingTLS:
         stamps = self._current_stamps()
         if stamps == self._stamps:
             return False
+        in_use, pem = self._pair, self._pem
         try:
             ctx = self._build()
         except TLSError as exc:
             log.warning("TLS files changed but do not load yet (retrying): %s", exc)
             return False
-        self.current, self._stamps = ctx, stamps
+        self._stamps = stamps
+        if self._pair == in_use and self.client_ca is None:  # the same pair (touched, or read mid-write before)
+            self._pem = pem
+            return False
+        self.current = ctx
         self.not_after = certificate_not_after(self._pem)
         self.info = certificate_info(self._pem)
         self.reloads += 1

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import ssl
 import threading
 import time
@@ -125,3 +126,17 @@ def test_tls_minimum_version(tmp_path: Path):
         with pytest.raises(httpx.HTTPError):
             httpx.get(server.url + "/healthz", verify=tls12, timeout=5)
         assert httpx.get(server.url + "/healthz", verify=certs.client_context(), timeout=5).status_code == 200
+
+
+def test_a_reload_is_counted_once_per_new_pair_never_for_the_same_files(tmp_path):
+    from instancetype_webhook.server.tls import ReloadingTLS
+
+    certs = make_certs(tmp_path)
+    tls = ReloadingTLS(certs.cert, certs.key)
+    certs.cert.write_bytes(certs.cert.read_bytes())  # touched: new stamps, the same pair
+    os.utime(certs.cert, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    assert tls.check() is False and tls.reloads == 0
+    make_certs(tmp_path)  # a new pair in place
+    os.utime(certs.cert, ns=(time.time_ns() + 2 * 10**9, time.time_ns() + 2 * 10**9))
+    assert tls.check() is True and tls.reloads == 1
+    assert tls.check() is False and tls.reloads == 1
