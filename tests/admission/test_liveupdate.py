@@ -16,17 +16,10 @@ from instancetype_webhook.kubevirt.liveupdate import merge_patch
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
 from instancetype_webhook.sources.cluster import SourceUnavailable
-from tests.kit.admission import post, stored
+from tests.kit.admission import WEB, post, stored
 from tests.kit.builders import review
 from tests.kit.live_source import RunningSource, start_running
 
-WEB = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-    "metadata": {"name": "web", "namespace": "apps"},
-    "spec": {"runStrategy": "Always", "instancetype": {"name": "u1.medium"}, "preference": {"name": "fedora"},
-             "template": {"spec": {"domain": {"devices": {}}, "volumes": [
-                 {"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}},
-}
 SIZE = {"u1.large": {"spec": {"instancetype": {"name": "u1.large"}}}}
 
 

@@ -21,7 +21,17 @@ import pytest
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.admission.mutate import mutate
 from instancetype_webhook.admission.policy import POLICY_KEY, PROVENANCE_KEY
-from tests.kit.admission import INFERRING, VM, catalog_context, inferring_catalog, patch_of, post, stored
+from tests.kit.admission import (
+    INFERRING,
+    VM,
+    WARNING,
+    WINDOWS_VM,
+    catalog_context,
+    inferring_catalog,
+    patch_of,
+    post,
+    stored,
+)
 from tests.kit.builders import review
 
 EXPAND = catalog_context("expand")
@@ -257,13 +267,7 @@ def test_missing_datasource_is_denied_even_under_ignore(infer_ctx: ReviewContext
 
 # --- the guest's auto-attached devices (were tests/server/test_preserve_guest.py) ----------------------------
 
-WINDOWS_VM = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "win", "namespace": "demo"},
-    "spec": {"runStrategy": "Halted", "instancetype": {"name": "u1.large"}, "preference": {"name": "windows.11.virtio"},
-             "template": {"spec": {"domain": {"devices": {}},
-                                   "volumes": [{"name": "rootdisk", "containerDisk": {"image": "example/win:11"}}]}}},
-}
-WARNING = "flattening changes input default-0: bus virtio -> usb"
+
 
 
 def _mutate(ctx: ReviewContext, vm: dict) -> tuple[dict, list[str]]:

@@ -14,7 +14,7 @@ from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.admission.preview import domain_xml, preview
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.kit.admission import INFERRING, VM, catalog_context, inferring_catalog
+from tests.kit.admission import INFERRING, SEVEN, VM, WARNING, WINDOWS_VM, catalog_context, inferring_catalog
 
 EXPAND = catalog_context("expand")
 
@@ -75,13 +75,7 @@ def test_a_missing_reference_is_an_error_of_kind_not_found():
 
 # --- the guest's auto-attached devices (were tests/server/test_preserve_guest.py) ----------------------------
 
-WINDOWS_VM = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "win", "namespace": "demo"},
-    "spec": {"runStrategy": "Halted", "instancetype": {"name": "u1.large"}, "preference": {"name": "windows.11.virtio"},
-             "template": {"spec": {"domain": {"devices": {}},
-                                   "volumes": [{"name": "rootdisk", "containerDisk": {"image": "example/win:11"}}]}}},
-}
-WARNING = "flattening changes input default-0: bus virtio -> usb"
+
 
 
 def _inputs(flat: dict) -> list | None:
@@ -103,14 +97,7 @@ def test_preview_under_preserve_guest_renders_the_preserved_vm():
 
 # --- a resize -------------------------------------------------------------------------------------------------
 
-SEVEN = {  # written flat by hand with 7 CPUs
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-    "metadata": {"name": "seven", "namespace": "apps"},
-    "spec": {"runStrategy": "Halted", "template": {"spec": {
-        "domain": {"cpu": {"sockets": 7}, "memory": {"guest": "14Gi"},
-                   "devices": {"disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}}]}},
-        "volumes": [{"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}},
-}
+
 
 
 def test_a_resize_preview_says_what_it_replaced():

@@ -14,7 +14,7 @@ from instancetype_webhook.admission.policy import PROVENANCE_KEY, decide
 from instancetype_webhook.admission.preview import preview
 from instancetype_webhook.admission.resize import resize_answer, resize_named, resize_vm
 from instancetype_webhook.kubevirt.liveupdate import merge_patch
-from tests.kit.admission import catalog_context, post, stored
+from tests.kit.admission import SEVEN, catalog_context, post, stored
 from tests.kit.builders import review
 
 CTX = catalog_context("expand", namespace="apps")
@@ -31,14 +31,7 @@ WEB = {
                         {"name": "cloudinit", "cloudInitNoCloud": {"userData": USER_DATA}}]}},
     },
 }
-SEVEN = {  # the design discussion's VM: written flat by hand with 7 CPUs
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-    "metadata": {"name": "seven", "namespace": "apps"},
-    "spec": {"runStrategy": "Halted", "template": {"spec": {
-        "domain": {"cpu": {"sockets": 7}, "memory": {"guest": "14Gi"},
-                   "devices": {"disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}}]}},
-        "volumes": [{"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}},
-}
+
 
 
 class Written:

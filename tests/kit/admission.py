@@ -132,3 +132,31 @@ def stored(obj: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
     """`obj` with the response's patch applied (the response must allow it)."""
     assert response["allowed"], response
     return jsonpatch.apply_patch(obj, patch_of(response), in_place=False)
+
+
+# A Windows VM whose preference's input bus differs from the auto-attached tablet (the preserve-guest tests).
+WINDOWS_VM = {
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "win", "namespace": "demo"},
+    "spec": {"runStrategy": "Halted", "instancetype": {"name": "u1.large"}, "preference": {"name": "windows.11.virtio"},
+             "template": {"spec": {"domain": {"devices": {}},
+                                   "volumes": [{"name": "rootdisk", "containerDisk": {"image": "example/win:11"}}]}}},
+}
+WARNING = "flattening changes input default-0: bus virtio -> usb"
+
+SEVEN = {  # written flat by hand with 7 CPUs
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+    "metadata": {"name": "seven", "namespace": "apps"},
+    "spec": {"runStrategy": "Halted", "template": {"spec": {
+        "domain": {"cpu": {"sockets": 7}, "memory": {"guest": "14Gi"},
+                   "devices": {"disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}}]}},
+        "volumes": [{"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}},
+}
+
+# A running VM named by reference (the live-update tests).
+WEB = {
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+    "metadata": {"name": "web", "namespace": "apps"},
+    "spec": {"runStrategy": "Always", "instancetype": {"name": "u1.medium"}, "preference": {"name": "fedora"},
+             "template": {"spec": {"domain": {"devices": {}}, "volumes": [
+                 {"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}},
+}

@@ -90,3 +90,14 @@ def review(obj: Any, operation: str = "CREATE", old: Any = None, *,
     }
     request.update(extra)
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def edited(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A deep copy of `base` with the dotted `path` set to `value` (objects created on the way)."""
+    out = copy.deepcopy(base)
+    node = out
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    node[keys[-1]] = value
+    return out

@@ -10,17 +10,12 @@ import pytest
 
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fakeapi.running import add_catalog, start_running, webhook_for
+from tests.kit.admission import WEB
 
 VMS = "/apis/kubevirt.io/v1/namespaces/apps/virtualmachines"
 VMI_GET = "GET /apis/kubevirt.io/v1/namespaces/apps/virtualmachineinstances/web"
 MERGE = {"Content-Type": "application/merge-patch+json"}
-WEB = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-    "metadata": {"name": "web", "namespace": "apps"},
-    "spec": {"runStrategy": "Always", "instancetype": {"name": "u1.medium"}, "preference": {"name": "fedora"},
-             "template": {"spec": {"domain": {"devices": {}}, "volumes": [
-                 {"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]}}},
-}
+
 
 
 @pytest.fixture

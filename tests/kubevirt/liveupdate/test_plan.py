@@ -3,7 +3,6 @@
 what is patched into the running VMI, the hotplug conditions, the transient sync errors."""
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from instancetype_webhook.kubevirt.liveupdate import (
 )
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.builders import edited
 from tests.kit.builders import vm as build_vm
 
 STAGE = {"vmRolloutStrategy": "Stage"}
@@ -41,16 +41,6 @@ def typed(name: str = "u1.medium", preference: str | None = "fedora") -> dict[st
     out["spec"]["instancetype"] = {"name": name}
     if preference:
         out["spec"]["preference"] = {"name": preference}
-    return out
-
-
-def edited(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    node = out
-    keys = path.split(".")
-    for key in keys[:-1]:
-        node = node.setdefault(key, {})
-    node[keys[-1]] = value
     return out
 
 

@@ -16,6 +16,7 @@ from instancetype_webhook.kubevirt.liveupdate.update_webhook import (
     admit_update,
 )
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.builders import edited as change
 from tests.kit.builders import vm as build_vm
 
 STAGE = {"vmRolloutStrategy": "Stage"}
@@ -39,16 +40,6 @@ def typed(**matcher: Any) -> dict[str, Any]:
 
 def admit(started: Started, new: dict[str, Any], config: dict[str, Any] | None = None):
     return admit_update(started.stored_vm, new, started.source, settings_from_configuration(config))
-
-
-def change(vm: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(vm)
-    node = out
-    keys = path.split(".")
-    for key in keys[:-1]:
-        node = node.setdefault(key, {})
-    node[keys[-1]] = value
-    return out
 
 
 @pytest.mark.parametrize(("config", "count"), [(None, 2), (STAGE, 1)])
