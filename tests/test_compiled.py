@@ -129,8 +129,8 @@ def test_no_compiled_function_binds_one_name_to_exceptions_of_different_types():
 
 # The suites that exercise the compiled modules; tests/test_compiled.py's own run leaves out the libvirt tests
 # (their tools are checked elsewhere) and those marked pure_python.
-SUITES = ("tests/kubevirt", "tests/properties", "tests/test_patch.py", "tests/server", "tests/domxml", "tests/cli",
-          "tests/sources", "tests/fleet")
+SUITES = ("tests/kubevirt", "tests/properties", "tests/test_patch.py", "tests/admission", "tests/server",
+          "tests/domxml", "tests/cli", "tests/sources", "tests/fleet", "tests/conformance")
 NOT_COPIED = shutil.ignore_patterns(".git", ".venv*", "__pycache__", "build", "site", "*.so", "*.egg-info",
                                     ".hypothesis", ".pytest_cache", ".mypy_cache", ".ruff_cache")
 
@@ -153,7 +153,7 @@ def test_the_suites_pass_against_the_compiled_build(tmp_path):
                              cwd=tree, env=env, capture_output=True, text=True, check=True).stdout.strip()
     count = len(compiled_modules(APP))
     assert summary == f"compiled with mypyc ({count} of {count} modules)"
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "auto", "-m",
                           "not libvirt and not pure_python", *SUITES], cwd=tree, env=env, capture_output=True,
                          text=True, timeout=1800)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
