@@ -241,10 +241,10 @@ print(json.dumps({"names": names, "pure": [n for n in names if not is_extension(
 
 def test_compiled_answers_equal_pure_python_ones_byte_for_byte(image, tmp_path):
     """Every conformance case through the compiled image and through this tree's pure Python: the expansion,
-    the verdict and the /mutate and /validate bodies (answers_digest.py), then the conformance runner."""
+    the verdict and the /mutate and /validate bodies (tests/kit/answers_digest.py), then the conformance runner."""
     engine, ref = image
     cases = ROOT / "tests" / "data" / "shared" / "conformance"
-    digest = Path(__file__).with_name("answers_digest.py")
+    digest = ROOT / "tests" / "kit" / "answers_digest.py"
     mounts = ["--volume", f"{cases}:/conformance:ro", "--volume", f"{digest}:/digest/answers_digest.py:ro"]
     inside = engine.run("run", "--rm", *mounts, "--entrypoint", "python", ref, "/digest/answers_digest.py",
                         "/conformance").stdout
