@@ -64,4 +64,7 @@ def webhook_for(fake: FakeAPIServer, tmp: Path, *args: str) -> Iterator[Server]:
     with serve(tmp, "--kubeconfig", fake.kubeconfig_file(tmp), *args) as server, server.client() as client:
         wait_for(lambda: client.get("/readyz").status_code == 200, 15, "/readyz", logs=server.logs)
         fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
-        yield server
+        try:
+            yield server
+        finally:
+            fake.admission_config = None  # the webhook is gone: the fake stops calling it

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -18,8 +17,9 @@ import orjson
 
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.fakeapi.apiserver import FakeAPIServer
+from tests.fakeapi.running import webhook_for
 from tests.kit.builders import review
-from tests.kit.server import Server, serve
+from tests.kit.server import Server
 
 VMS = "/apis/kubevirt.io/v1/namespaces/{ns}/virtualmachines"
 INSTANCETYPES = ("u1.small", "u1.medium", "u1.large", "cx1.large", "m1.large", "n1.medium")
@@ -81,20 +81,10 @@ def create_all(fake: FakeAPIServer, vms: list[dict[str, Any]], workers: int = 8)
 
 @contextmanager
 def webhook(tmp: Path, fake: FakeAPIServer, policy: str, *args: str) -> Iterator[Server]:
-    """The real webhook on the fake cluster, registered as the fake's mutating and validating webhook."""
-    config = tmp / "kubeconfig"
-    config.write_text(fake.kubeconfig())
-    with serve(tmp, "--kubeconfig", str(config), "--policy", policy, "--metrics-port", "0", *args) as server:
-        with server.client() as client:
-            deadline = time.monotonic() + 20
-            while client.get("/readyz").status_code != 200:
-                assert time.monotonic() < deadline, "webhook did not sync"
-                time.sleep(0.05)
-        fake.admission(server.url + "/mutate", server.url + "/validate", ca=str(server.certs.ca))
-        try:
-            yield server
-        finally:
-            fake.admission_config = None
+    """The real webhook on the fake cluster under `policy`, registered as the fake's mutating and validating
+    webhook (tests.fakeapi.running.webhook_for)."""
+    with webhook_for(fake, tmp, "--policy", policy, "--metrics-port", "0", *args) as server:
+        yield server
 
 
 def mutate_result(client: httpx.Client, stored: dict[str, Any]) -> dict[str, Any] | None:
