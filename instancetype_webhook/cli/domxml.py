@@ -35,6 +35,7 @@ from instancetype_webhook.cli.inputs import (
     print_denial,
     read_request,
 )
+from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.domxml import DomainError, render_domain
 from instancetype_webhook.domxml.cluster import domain_config_from_settings
 from instancetype_webhook.domxml.stored import POLICIES, render_stored_vm
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_arguments(p, "a VM or VMI and/or reference objects")
+    add_strict_argument(p)
     p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")
     p.add_argument("--policy", choices=POLICIES, default="expand",
                    help="how the VM is stored before it starts: flat (default) or with its references")
@@ -67,6 +69,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         request = read_request(args.filename, stdin or sys.stdin, args.catalog, getattr(args, "old", None),
                                getattr(args, "kubevirt_version", "main"))
         announce(request.inputs.release, err)
+        check_fields(request.inputs, getattr(args, "strict", False), err)
         subject = request.subject(SUBJECT_KINDS)
         config = domain_config_from_settings(request.settings)
         if subject.get("kind") == "VirtualMachineInstance":

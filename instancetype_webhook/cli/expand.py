@@ -33,6 +33,7 @@ from instancetype_webhook.cli.inputs import (
     print_denial,
     read_request,
 )
+from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import expand_vm_spec
 from instancetype_webhook.sources.catalog import CatalogError
@@ -49,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_arguments(p, "a VM and/or reference objects")
+    add_strict_argument(p)
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--provenance", action="store_true",
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         request = read_request(args.filename, sys.stdin, args.catalog, getattr(args, "old", None),
                                getattr(args, "kubevirt_version", "main"))
         announce(request.inputs.release, err)
+        check_fields(request.inputs, getattr(args, "strict", False), err)
         vm = request.subject((VM_KIND,))
         mutated = request.mutate(vm, err)
     except (InputError, CatalogError) as exc:

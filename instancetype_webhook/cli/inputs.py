@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from instancetype_webhook.cli.syntax import syntax_message
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.configuration import (
     DEFAULT_SETTINGS,
@@ -61,6 +62,7 @@ class Inputs:
 
     files: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     release: ReleaseProfile = MAIN_PROFILE
+    given: list[tuple[str, list[dict[str, Any]]]] | None = None  # the files before pruning (cli.strict checks them)
 
     @property
     def documents(self) -> list[dict[str, Any]]:
@@ -106,7 +108,7 @@ class Inputs:
         if release is None:
             release = from_kubevirt(self.kubevirt())
         files = [(origin, [prune_object(doc, release) for doc in docs]) for origin, docs in self.files]
-        return Inputs(files, release)
+        return Inputs(files, release, self.files if self.given is None else self.given)
 
 
 def add_release_argument(parser: Any, default: str | None = "main", where: str = "", shown: str | None = None) -> None:
@@ -162,7 +164,7 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
         try:
             docs = list(iter_documents(read_text(path, stdin), origin))
         except CatalogError as exc:
-            raise InputError(str(exc)) from exc
+            raise InputError(syntax_message(exc, origin) or str(exc)) from exc
         except UnicodeError as exc:
             raise InputError(f"{origin}: not valid UTF-8 text: {exc}") from exc
         if not docs:

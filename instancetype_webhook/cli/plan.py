@@ -34,12 +34,14 @@ from typing import Any, TextIO
 from instancetype_webhook.admission.policy import Policy
 from instancetype_webhook.cli.inputs import (
     InputError,
+    Inputs,
     add_release_argument,
     build_source,
     read_inputs,
     release_note,
     release_option,
 )
+from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.kubevirt.configuration import (
     DEFAULT_SETTINGS,
     ClusterSettings,
@@ -78,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", choices=POLICIES, default="reference",
                    help="this webhook's policy: under expand/expandAll the flat VM it would store is planned")
     add_release_argument(p, default="", where=" (on a cluster: the default)")
+    add_strict_argument(p)
     p.add_argument("-o", "--output", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
 
@@ -89,7 +92,7 @@ class PlanInputError(Exception):
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        started, new_vm, settings, notes = _gather(args)
+        started, new_vm, settings, notes = _gather(args, err)
         new_vm = _under_policy(args.policy, started, new_vm, settings)
         plan = plan_update(started, new_vm, settings)
     except (PlanInputError, InputError, CatalogError, StartError) as exc:
@@ -139,7 +142,7 @@ def _edited(args: argparse.Namespace, running_vm: dict[str, Any]) -> dict[str, A
     raise PlanInputError("say what changes: --new FILE, or --instancetype NAME and/or --preference NAME")
 
 
-def _gather(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
+def _gather(args: argparse.Namespace, err: TextIO) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
     if args.name or args.kubeconfig or args.in_cluster:
         if args.filename:
             raise PlanInputError("give either -f FILE (offline) or a VM_NAME on a cluster, not both")
@@ -148,11 +151,12 @@ def _gather(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterS
         return _from_cluster(args)
     if not args.filename:
         raise PlanInputError("give the running VM: -f FILE (offline) or VM_NAME with --kubeconfig/--in-cluster")
-    return _from_files(args)
+    return _from_files(args, err)
 
 
-def _from_files(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
+def _from_files(args: argparse.Namespace, err: TextIO) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
     inputs = read_inputs(args.filename, sys.stdin).as_release(args.kubevirt_version or "main")
+    check_fields(inputs, args.strict, err)
     if len(inputs.vms) != 1:
         raise PlanInputError(f"{len(inputs.vms) or 'no'} VirtualMachine(s) in {', '.join(args.filename)}; "
                              "give exactly one (the VM as started)")
@@ -163,7 +167,10 @@ def _from_files(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Clus
     source = build_source(inputs.reference_objects, args.catalog, vm, inputs.release)
     if args.policy != "reference":  # the VM as this webhook stored it at creation (flat)
         vm = _stored_by_webhook(args.policy, vm, None, source, settings)
-    new_vm = prune_object(_edited(args, vm), inputs.release)
+    edited = _edited(args, vm)
+    if args.new:
+        check_fields(Inputs([(args.new, [edited])], inputs.release), args.strict, err)
+    new_vm = prune_object(edited, inputs.release)
     _check_same_vm(vm, new_vm)
     started = start_vm(vm, source, settings)
     notes = [note for note in [release_note(inputs.release)] if note]

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from instancetype_webhook.cli.expand import VM_KIND, print_diff, render
 from instancetype_webhook.cli.inputs import InputError, add_input_arguments, announce, build_source, read_subject
+from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.sources.catalog import CatalogError
 
 
@@ -29,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "resize", help="give a flat VirtualMachine a new instance type and/or preference (offline)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_input_arguments(p, "the flat VM and/or reference objects", old=False)
+    add_strict_argument(p)
     p.add_argument("--instancetype", metavar="[KIND/]NAME", help="the new instance type")
     p.add_argument("--preference", metavar="[KIND/]NAME", help="the new preference")
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         source = build_source(inputs.reference_objects, args.catalog, vm, inputs.release)
         settings = inputs.cluster_settings()
         announce(inputs.release, err)
+        check_fields(inputs, getattr(args, "strict", False), err)
     except (InputError, CatalogError) as exc:
         print(f"error: {exc}", file=err)
         return 2

@@ -17,6 +17,7 @@ import sys
 from typing import Any, TextIO
 
 from instancetype_webhook.cli.inputs import InputError, add_input_arguments, announce, read_request
+from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.mutator import mutate_vm
@@ -31,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
     add_input_arguments(parser, "the VM first, then any referenced objects", dest="files")
+    add_strict_argument(parser)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (default text)")
     parser.set_defaults(func=run)
 
@@ -94,6 +96,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None),
                                getattr(args, "kubevirt_version", "main"))
         announce(request.inputs.release, err)
+        check_fields(request.inputs, getattr(args, "strict", False), err)
         todo = subjects(request.inputs)
         if not todo:
             raise InputError(f"{request.inputs.files[0][0]}: "

@@ -3,7 +3,8 @@
 The VM goes through the webhook's own handlers, as the API server would send it: /mutate's handler
 (`admission.mutate.mutate`) on the review, its JSONPatch applied (the VM as stored), then /validate's
 handler on the stored VM; the domain XML and the resize preview are /preview's (`admission.preview`).
-Nothing is written anywhere: the review is a dry run and the answers are only shown.
+Nothing is written anywhere: the review is a dry run and the answers are only shown. The fields the
+release's schema does not have come with their place in the text (`unknownFields`, `playground.unknown`).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext, namespace_of, with_namespace
 from instancetype_webhook.admission.policy import POLICIES, Policy, effective_policy, has_matcher, is_policy
 from instancetype_webhook.playground.sidebyside import changed_lines, rows
+from instancetype_webhook.playground.unknown import unknown_field_marks
 from instancetype_webhook.playground.yamlpos import Parsed, Path, YAMLProblem, dump, locate, parse
 
 VM_KIND = {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"}
@@ -167,6 +169,7 @@ def examine(review: rv.Review, parsed: Parsed, prefix: Path, choices: Choices, c
     mutated = answer(mutate, review, ctx)
     out["mutate"] = {k: v for k, v in mutated.items() if k != "uid"}
     out["warnings"] = list(mutated.get("warnings") or [])
+    out["unknownFields"] = unknown_field_marks(vm, parsed, prefix, ctx.cluster.release)
     if not mutated["allowed"]:
         return {**out, "allowed": False, "deniedBy": "mutate", "status": mutated.get("status"),
                 "causes": causes(mutated, parsed, prefix)}

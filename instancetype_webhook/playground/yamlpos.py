@@ -89,7 +89,8 @@ def _astuple(position: Position) -> tuple[int, int]:
     return position.line, position.column
 
 
-def _problem(exc: yaml.YAMLError) -> YAMLProblem:
+def problem_of(exc: yaml.YAMLError) -> YAMLProblem:
+    """A PyYAML error as a YAMLProblem: `context: problem`, at the problem's line and column (1-based)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
@@ -118,7 +119,7 @@ def parse(text: str) -> Parsed:
             where = positions.get(problem[0]) or Position(0, 0)
             raise YAMLProblem(problem[1], where.line, where.column)
     except yaml.YAMLError as exc:
-        raise _problem(exc) from exc
+        raise problem_of(exc) from exc
     except RecursionError as exc:
         raise YAMLProblem(f"nested deeper than {MAX_DEPTH} levels") from exc
     finally:

@@ -205,3 +205,17 @@ def test_a_dropped_file_is_loaded_and_run(page):
 def test_nothing_is_blocked_or_broken_on_the_page(page):
     problems = [e for e in page.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
     assert problems == []
+
+
+def test_an_unknown_field_is_underlined_at_its_key(page):
+    vm = ("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: typo\nspec:\n  instancetype:\n"
+          "    name: u1.medium\n  template:\n    spec:\n      domain:\n        cpu: {guest: 4}\n        devices: {}\n")
+    paste(page, vm)
+    assert texts(page, "#warnings li.unknown-field button") == [
+        'Warning: unknown field "spec.template.spec.domain.cpu.guest"']
+    assert texts(page, "#backdrop span.unknown") == ["guest"]
+    line = page.find_element("css selector", "#backdrop span.unknown").find_element("xpath", "..")
+    assert line.get_attribute("textContent") == "        cpu: {guest: 4}"
+    page.find_element("css selector", "#warnings li.unknown-field button").click()
+    start = page.execute_script("return document.getElementById('text').selectionStart")
+    assert vm[start:start + 5] == "guest"

@@ -10,6 +10,7 @@ let timer = null;
 let serial = 0;
 let tab = "diff";
 let marked = new Map(); // line -> class ("cause" or "error")
+let underlines = new Map(); // line -> [[column, length], ...]: the keys of unknown fields (strict field validation)
 
 function el(tag, text, cls) {
   const node = document.createElement(tag);
@@ -25,7 +26,8 @@ function paintEditor() {
   const gutter = document.createDocumentFragment();
   lines.forEach((line, i) => {
     const mark = marked.get(i + 1) || "";
-    back.appendChild(el("div", line === "" ? " " : line, mark));
+    back.appendChild(underlines.has(i + 1) ? underlined(line, underlines.get(i + 1), mark)
+      : el("div", line === "" ? " " : line, mark));
     gutter.appendChild(el("div", i + 1, mark));
   });
   // room for the textarea's scroll bar: the backdrop and the gutter must scroll as far as the textarea
@@ -34,6 +36,20 @@ function paintEditor() {
   $("backdrop").replaceChildren(back);
   $("gutter").replaceChildren(gutter);
   syncScroll();
+}
+
+// a backdrop line whose unknown-field keys (1-based column, length) are underlined
+function underlined(line, spans, mark) {
+  const div = el("div", null, mark);
+  let at = 0;
+  for (const [column, length] of [...spans].sort((a, b) => a[0] - b[0])) {
+    const start = Math.max(column - 1, at);
+    div.appendChild(document.createTextNode(line.slice(at, start)));
+    div.appendChild(el("span", line.slice(start, start + length), "unknown"));
+    at = start + length;
+  }
+  div.appendChild(document.createTextNode(line.slice(at) || (line === "" ? " " : "")));
+  return div;
 }
 
 function syncScroll() {
@@ -156,6 +172,7 @@ function clearResults(note) {
 
 function render(r) {
   marked = new Map();
+  underlines = new Map();
   document.body.classList.toggle("refused", !(r.ok && r.allowed));
   if (!r.ok) {
     clearResults("");
@@ -167,6 +184,7 @@ function render(r) {
   clearResults(r.allowed ? "" : "Refused: the VM is not stored, so there is nothing to show here.");
   renderVerdict(r);
   renderWarnings($("warnings"), r.warnings || []);
+  renderUnknownFields(r.unknownFields || []);
   if (!r.allowed) {
     $("diff-note").textContent = "Refused: the VM is not stored. This is the VM as it was sent.";
     $("stored-head").textContent = "not stored";
@@ -229,6 +247,22 @@ function renderCauses(causes) {
 
 function renderWarnings(list, warnings) {
   list.replaceChildren(...warnings.map((w) => el("li", w, "warning")));
+}
+
+// kubectl's strict field validation warnings, each a button to its field, whose key is underlined in the editor
+function renderUnknownFields(fields) {
+  for (const f of fields) {
+    const li = el("li", null, "warning unknown-field");
+    const path = el("button", f.message, "cause-path");
+    path.type = "button";
+    if (f.line) {
+      underlines.set(f.line, [...(underlines.get(f.line) || []), [f.column, f.length]]);
+      path.addEventListener("click", () => goToLine(f.line, f.column));
+    }
+    li.appendChild(path);
+    li.appendChild(el("span", " not in this KubeVirt release's schema: the API server drops it with this warning, or refuses the VM under strict field validation (kubectl's default)"));
+    $("warnings").appendChild(li);
+  }
 }
 
 function renderDiff(box, leftText, rightText, rows) {
@@ -339,7 +373,7 @@ function loadText(text) {
 // ---- wiring --------------------------------------------------------------------------------------------
 async function start() {
   const text = $("text");
-  text.addEventListener("input", () => { marked = new Map(); paintEditor(); schedule(500); });
+  text.addEventListener("input", () => { marked = new Map(); underlines = new Map(); paintEditor(); schedule(500); });
   text.addEventListener("scroll", syncScroll);
   text.addEventListener("dragover", (e) => { e.preventDefault(); $("editor").classList.add("dragging"); });
   text.addEventListener("dragleave", () => $("editor").classList.remove("dragging"));
