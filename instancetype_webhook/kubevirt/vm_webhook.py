@@ -25,6 +25,7 @@ from instancetype_webhook.kubevirt.defaults import set_vmi_spec_defaults
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.objects import admit_object
+from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.preference.requirements import check_requirements
 from instancetype_webhook.kubevirt.preference.validation import check_spread
 from instancetype_webhook.kubevirt.quantity import QuantityError
@@ -142,7 +143,7 @@ def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | Non
     # Like upstream's webhook: ApplyToVMI on a copy of the template (no default disks or interface first),
     # then SetDefaultVirtualMachineInstanceSpec, then the requirements.
     template = clone_tree((vm.get("spec") or {}).get("template") or {})
-    conflicts = apply_to_template(template, instancetype, preference)
+    conflicts = apply_to_template(template, instancetype, as_release_applies(preference, template, settings.release))
     if conflicts:
         return reject(conflicts)
     vmi_spec = template.setdefault("spec", {})
