@@ -66,7 +66,7 @@ def mutate_vm(
     source = source if source is not None else InMemorySource()
     namespace = _namespace(vm, namespace, source)
     try:
-        inference = infer_matchers(vm, namespace, source)
+        inference = infer_matchers(vm, namespace, source, settings.release)
     except InferenceError as exc:
         return Mutation(error(exc.message), None)
     mutated = with_submission_preferences(inference.vm, _preference_spec(inference.vm, namespace, source))

@@ -80,22 +80,27 @@ BETA_GATES_ON = "beta-gates-default-on"
 DISABLED_FEATURE_GATES = "disabled-feature-gates-field"
 PANIC_DEVICE_CREATION = "panic-device-creation"
 INFER_FROM_SNAPSHOTS = "infer-from-snapshots"
-LAUNCH_SECURITY_WARNING = "instancetype-launch-security-deprecated"
+LAUNCH_SECURITY_DEPRECATION_WARNING = "instancetype-launch-security-deprecated"
+POD_NETWORK_ADD_RESTART = "pod-network-add-requires-restart"
+MULTI_ARCHITECTURE_CHECK_REMOVED = "multi-architecture-check-removed"
+ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE = "arm64-efi-secure-boot-default-false"
+NAD_SWAP_ALWAYS_LIVE = "nad-swap-always-live"
+NAD_SWAP_MIGRATABLE_ONLY = "nad-swap-migratable-only"
 
 CHANGES: tuple[Change, ...] = (
     Change(DISABLED_FEATURE_GATES, _v(1, 8), "developerConfiguration.disabledFeatureGates exists", "-"),
     Change(CREATION_TIMESTAMP_OMITTED, _v(1, 8),
            "expand-vm-spec prints no `creationTimestamp: null` (apimachinery v0.34)", "§1"),
-    Change("pod-network-add-requires-restart", _v(1, 8), "adding a pod network needs a restart", "1027ea3fd2"),
-    Change("multi-architecture-check-removed", _v(1, 8), "no MultiArchitecture gate check on architecture", "B5"),
-    Change("arm64-efi-secure-boot-default-false", _v(1, 8, 3), "arm64 `efi: {}` defaults secureBoot false", "C6"),
+    Change(POD_NETWORK_ADD_RESTART, _v(1, 8), "adding a pod network needs a restart", "1027ea3fd2"),
+    Change(MULTI_ARCHITECTURE_CHECK_REMOVED, _v(1, 8), "no MultiArchitecture gate check on architecture", "B5"),
+    Change(ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE, _v(1, 8, 3), "arm64 `efi: {}` defaults secureBoot false", "C6"),
     Change(PANIC_DEVICE_CREATION, _v(1, 9), "preferredPanicDeviceModel creates a panic device", "C3"),
     Change(INFER_FROM_SNAPSHOTS, _v(1, 9), "inferFromVolume follows VolumeSnapshot sources", "C4"),
     Change(BETA_GATES_ON, _v(1, 9), "a Beta feature gate is on unless disabled", "C5"),
-    Change(LAUNCH_SECURITY_WARNING, _v(1, 9), "warning on an instance type's launchSecurity", "C2"),
+    Change(LAUNCH_SECURITY_DEPRECATION_WARNING, _v(1, 9), "warning on an instance type's launchSecurity", "C2"),
     Change(EDK2_OVMF_LAYOUT, _v(1, 9), "amd64 firmware in /usr/share/edk2/ovmf (was /usr/share/OVMF)", "C8"),
-    Change("nad-swap-always-live", _v(1, 9), "a NAD name change is live without a gate", "B4"),
-    Change("nad-swap-migratable-only", MAIN, "a NAD name change is live only on a migratable VMI", "8737323d0e"),
+    Change(NAD_SWAP_ALWAYS_LIVE, _v(1, 9), "a NAD name change is live without a gate", "B4"),
+    Change(NAD_SWAP_MIGRATABLE_ONLY, MAIN, "a NAD name change is live only on a migratable VMI", "8737323d0e"),
     Change(NUMA_DISTANCES, MAIN, "guest NUMA cells carry <distances>", "D3"),
 )
 _CHANGE_NAMES = frozenset(change.name for change in CHANGES)

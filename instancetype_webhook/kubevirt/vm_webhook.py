@@ -24,11 +24,14 @@ from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, Cluste
 from instancetype_webhook.kubevirt.defaults import set_vmi_spec_defaults
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec
 from instancetype_webhook.kubevirt.jsondata import clone_tree
-from instancetype_webhook.kubevirt.objects import admit_object
+from instancetype_webhook.kubevirt.objects import LAUNCH_SECURITY_WARNING as LAUNCH_SECURITY_DEPRECATED
+from instancetype_webhook.kubevirt.objects import admit_object as admit_object_as_main
+from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.preference.requirements import check_requirements
 from instancetype_webhook.kubevirt.preference.validation import check_spread
 from instancetype_webhook.kubevirt.quantity import QuantityError
 from instancetype_webhook.kubevirt.rejection import MAX_CAUSES, error, reject
+from instancetype_webhook.kubevirt.releases import LAUNCH_SECURITY_DEPRECATION_WARNING, MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
 
 __all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "validate_vm", "verdict_for_specs"]
@@ -36,6 +39,15 @@ __all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "valida
 MAX_WARNING_LENGTH = 120
 
 Spec = dict[str, Any]
+
+
+def admit_object(obj: Mapping[str, Any], operation: str = "CREATE", release: ReleaseProfile = MAIN_PROFILE) -> Verdict:
+    """Upstream's instance type / preference admission (objects.admit_object) as `release` answers: the
+    warning on an instance type's `launchSecurity` exists from v1.9 (`LAUNCH_SECURITY_DEPRECATION_WARNING`)."""
+    verdict = admit_object_as_main(obj, operation)
+    if not release.has(LAUNCH_SECURITY_DEPRECATION_WARNING):
+        verdict.warnings = [w for w in verdict.warnings if w != LAUNCH_SECURITY_DEPRECATED]
+    return verdict
 
 
 def ignored_lookup_warning(noun: str, matcher: Mapping[str, Any], exc: ExpandError) -> str:
@@ -142,7 +154,7 @@ def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | Non
     # Like upstream's webhook: ApplyToVMI on a copy of the template (no default disks or interface first),
     # then SetDefaultVirtualMachineInstanceSpec, then the requirements.
     template = clone_tree((vm.get("spec") or {}).get("template") or {})
-    conflicts = apply_to_template(template, instancetype, preference)
+    conflicts = apply_to_template(template, instancetype, as_release_applies(preference, template, settings.release))
     if conflicts:
         return reject(conflicts)
     vmi_spec = template.setdefault("spec", {})

@@ -4,8 +4,15 @@ from __future__ import annotations
 from lxml import etree
 
 from instancetype_webhook.domxml import domain_config, render_domain
-from instancetype_webhook.domxml.cluster import DEFAULT_DOMAIN_CONFIG
+from instancetype_webhook.domxml.cluster import DEFAULT_DOMAIN_CONFIG, domain_config_from_settings
+from instancetype_webhook.domxml.context import context_from_converter
+from instancetype_webhook.domxml.stored import render_stored_vm
+from instancetype_webhook.kubevirt.releases import EDK2_OVMF_LAYOUT, NUMA_DISTANCES, PANIC_DEVICE_CREATION
+from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.builders import vm as build_vm
 from tests.kit.domxml import make_vmi
+from tests.kit.releases import settings_as, sides
+from tests.kit.shared_data import conformance_cases
 
 EFI = {"memory": {"guest": "1Gi"}, "firmware": {"bootloader": {"efi": {"secureBoot": False}}}}
 
@@ -94,3 +101,51 @@ def test_a_vmi_that_asks_for_the_serial_log_keeps_it_when_the_cluster_disables_i
     off = {"virtualMachineOptions": {"disableSerialConsoleLog": {}}}
     assert render(make_vmi({"devices": {"logSerialConsole": True}}), off).find("devices/serial/log") is not None
     assert render(make_vmi({"devices": {"logSerialConsole": False}}), None).find("devices/serial/log") is None
+
+
+# -- releases: what the release answered as changes in the domain ---------------------------------------------
+
+def _case(name: str) -> dict:
+    return next(c for c in conformance_cases() if c["name"] == name)
+
+
+def _render_case_as(case: dict, version: str) -> etree._Element:
+    section = case["domxml"]
+    context = context_from_converter((section.get("input") or {}).get("converter"))
+    config = domain_config_from_settings(settings_as(version))
+    return etree.fromstring(render_domain(section["input"]["vmi"], context, config=config).encode())
+
+
+def test_amd64_firmware_moved_to_the_edk2_directory_in_v1_9():
+    """C8: the default amd64 ovmfPath is /usr/share/OVMF before v1.9, /usr/share/edk2/ovmf from v1.9."""
+    before, after = sides(EDK2_OVMF_LAYOUT)
+    case = _case("preference-field.firmware-preferredUseSecureBoot-deprecated")
+    old, new = _render_case_as(case, before.name), _render_case_as(case, after.name)
+    assert old.find("os/loader").text == "/usr/share/OVMF/OVMF_CODE.secboot.fd"
+    assert old.find("os/nvram").get("template").startswith("/usr/share/OVMF/")
+    assert new.find("os/loader").text == "/usr/share/edk2/ovmf/OVMF_CODE.secboot.fd"
+    assert render(make_vmi(EFI), None).find("os/loader").text.startswith("/usr/share/edk2/ovmf/")  # main
+
+
+def test_guest_numa_cells_carry_distances_on_main_only():
+    """D3: NUMA passthrough cells get <distances> on main, not on v1.9.0."""
+    before, after = sides(NUMA_DISTANCES)
+    case = _case("common-instancetype.cx1.large1gi.typical")
+    old, new = _render_case_as(case, before.name), _render_case_as(case, after.name)
+    assert old.findall("cpu/numa/cell") and not old.findall("cpu/numa/cell/distances")
+    assert [s.attrib for s in new.findall("cpu/numa/cell/distances/sibling")] == [{"id": "0", "value": "10"}]
+
+
+def test_a_preferred_panic_device_model_reaches_the_domain_from_v1_9_only():
+    """C3 through the stored VM and the VMI started from it: no <panic> when answering as v1.8."""
+    before, after = sides(PANIC_DEVICE_CREATION)
+    pref = {"kind": "VirtualMachineClusterPreference", "metadata": {"name": "panicky"},
+            "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}
+    vm = build_vm("v", "ns", typed=False, domain={"devices": {}, "memory": {"guest": "1Gi"}},
+                  spec={"preference": {"name": "panicky"}})
+    for policy in ("reference", "expand"):
+        xml = {r.name: etree.fromstring(render_stored_vm(vm, InMemorySource([pref]), policy,
+                                                         domain_config_from_settings(settings_as(r.name))).encode())
+               for r in (before, after)}
+        assert xml[before.name].findall("devices/panic") == []
+        assert [p.get("model") for p in xml[after.name].findall("devices/panic")] == ["hyperv"]

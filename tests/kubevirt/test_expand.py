@@ -14,14 +14,17 @@ from instancetype_webhook.kubevirt.expand import (
     apply_specs,
     default_template_spec,
     expand,
+    expand_vm_spec,
     find_specs,
     finish_expansion,
     has_references,
 )
 from instancetype_webhook.kubevirt.preference.apply import apply_preference
+from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, PANIC_DEVICE_CREATION
 from instancetype_webhook.kubevirt.source import InMemorySource
 from tests.kit.builders import vm as build_vm
 from tests.kit.conformance_io import source_for
+from tests.kit.releases import settings_as, sides
 from tests.kit.shared_data import conformance_cases
 
 
@@ -339,3 +342,42 @@ def test_mis_typed_data_gives_an_expand_error_never_a_crash(case, spot, junk):
         assert err.kind in ("conflict", "notFound", "badRequest", "schema") and err.message
     else:
         assert isinstance(result, dict)
+
+
+# -- releases ------------------------------------------------------------------------------------------------
+
+PANIC_PREF = {"kind": "VirtualMachineClusterPreference", "metadata": {"name": "panicky"},
+              "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}
+
+
+def _panic_vm(panic_devices=None):
+    domain = {"devices": {} if panic_devices is None else {"panicDevices": panic_devices}}
+    return build_vm("v", "ns", typed=False, domain=domain, spec={"preference": {"name": "panicky"}})
+
+
+def _panic_devices(version, vm, gates=()):
+    flat = expand(vm, InMemorySource([PANIC_PREF]), settings_as(version, feature_gates=gates))
+    return flat["spec"]["template"]["spec"]["domain"]["devices"].get("panicDevices")
+
+
+@pytest.mark.parametrize("gates", [(), ("PanicDevices",)])
+def test_preferred_panic_device_model_creates_a_panic_device_from_v1_9_only(gates):
+    """C3: v1.8 only fills in the model of listed panic devices, with the PanicDevices gate listed or not (a
+    created device would make v1.8's virt-api refuse the flat VM unless the gate is listed)."""
+    before, after = sides(PANIC_DEVICE_CREATION)
+    assert _panic_devices(before.name, _panic_vm(), gates) is None
+    assert _panic_devices(after.name, _panic_vm(), gates) == [{"model": "hyperv"}]
+    for release in (before, after):  # a listed device without a model gets it on both sides
+        assert _panic_devices(release.name, _panic_vm([{}]), gates) == [{"model": "hyperv"}]
+        assert _panic_devices(release.name, _panic_vm([{"model": "isa"}]), gates) == [{"model": "isa"}]
+
+
+def test_expand_vm_spec_prints_a_null_creation_timestamp_before_v1_8():
+    before, after = sides(CREATION_TIMESTAMP_OMITTED)
+    vm = build_vm("v", "ns", typed=False, spec={"preference": {"name": "panicky"}})
+    old = expand_vm_spec(vm, InMemorySource([PANIC_PREF]), settings_as(before.name))
+    new = expand_vm_spec(vm, InMemorySource([PANIC_PREF]), settings_as(after.name))
+    assert old["metadata"]["creationTimestamp"] is None
+    assert old["spec"]["template"]["metadata"]["creationTimestamp"] is None
+    assert "creationTimestamp" not in new["metadata"]
+    assert "creationTimestamp" not in new["spec"]["template"].get("metadata", {})

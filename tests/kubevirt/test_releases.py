@@ -1,6 +1,9 @@
 """The release profiles: version parsing, the change registry, feature gates, pruned fields."""
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from instancetype_webhook.kubevirt import releases
@@ -134,3 +137,71 @@ def test_prune_to_release_drops_what_the_schema_lacks_and_keeps_the_input():
                                                                                {"name": "b"}]}}}}}}
     interfaces = prune_to_release(vm, "vm", PROFILES["v1.7"])["spec"]["template"]["spec"]["domain"]["devices"]
     assert interfaces == {"interfaces": [{"name": "a"}, {"name": "b"}]}
+
+
+# -- every change is read by the code whose answer it changes ------------------------------------------------
+
+PACKAGE = Path(releases.__file__).resolve().parent.parent  # instancetype_webhook/
+RELEASES_PY = Path(releases.__file__).resolve()
+# Read by a file another change owns, not yet in this tree: may be consulted or not, nothing else may.
+PENDING = {releases.ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE: "C6: domxml/vmi_defaults.py (the arm64 firmware defaults)"}
+
+
+def _referenced(tree: ast.AST) -> set[str]:
+    """The names a piece of code reads: plain names and attribute names (`releases.NAME`, `x.method`)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+    return found
+
+
+def _releases_names_read(tree: ast.Module) -> set[str]:
+    """The names of releases.py a module reads: imported from it (`from ...releases import NAME`, under any
+    alias) and used, or read as `releases.NAME`; plus every attribute name (the profile's methods)."""
+    imported = {alias.asname or alias.name: alias.name for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("kubevirt.releases")
+                for alias in node.names}
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return {imported[name] for name in loads & set(imported)} | attributes
+
+
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """change name -> the module constant holding it, in releases.py."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and isinstance(node.value.value, str):
+            out[node.value.value] = node.targets[0].id
+    return out
+
+
+def unconsulted(names: list[str]) -> list[str]:
+    """The change names no code reads: a change is read when its constant is used outside releases.py, or
+    inside a ReleaseProfile method (gate_enabled, amd64_ovmf_path) that code outside releases.py uses."""
+    own = ast.parse(RELEASES_PY.read_text())
+    constants = _constants(own)
+    outside: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        if path.resolve() != RELEASES_PY:
+            outside |= _releases_names_read(ast.parse(path.read_text()))
+    profile = next(n for n in own.body if isinstance(n, ast.ClassDef) and n.name == "ReleaseProfile")
+    through_methods: set[str] = set()
+    for method in profile.body:
+        if isinstance(method, ast.FunctionDef) and method.name in outside and method.name != "has":
+            through_methods |= _referenced(method)
+    return [name for name in names
+            if name not in constants or not ({constants[name]} & (outside | through_methods))]
+
+
+def test_every_change_is_consulted_by_the_code_it_changes():
+    names = [change.name for change in releases.CHANGES]
+    assert [name for name in unconsulted(names) if name not in PENDING] == []
+    assert set(PENDING) <= set(names)
+
+
+def test_the_scan_finds_a_change_nobody_reads():
+    assert unconsulted(["no-such-change", releases.NUMA_DISTANCES, releases.BETA_GATES_ON]) == ["no-such-change"]

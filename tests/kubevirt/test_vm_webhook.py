@@ -4,10 +4,12 @@ import copy
 from hypothesis import HealthCheck, given, settings
 
 from instancetype_webhook.kubevirt.causes import Verdict
+from instancetype_webhook.kubevirt.releases import LAUNCH_SECURITY_DEPRECATION_WARNING
 from instancetype_webhook.kubevirt.source import InMemorySource
-from instancetype_webhook.kubevirt.vm_webhook import MAX_WARNING_LENGTH, validate_vm
+from instancetype_webhook.kubevirt.vm_webhook import MAX_WARNING_LENGTH, admit_object, validate_vm
 from tests.kit.builders import vm as build_vm
 from tests.kit.kubevirt import JSON
+from tests.kit.releases import sides
 
 NS = "ns"
 
@@ -192,3 +194,16 @@ def test_validate_vm_answers_for_any_json(domain, it_spec, pref_spec):
     verdict = validate_vm(machine, source)
     assert isinstance(verdict, Verdict)
     assert verdict.allowed or (verdict.code in (400, 422) and verdict.message)
+
+
+def test_the_launch_security_deprecation_warning_exists_from_v1_9():
+    """C2: admitting an instance type with `launchSecurity` warns from v1.9; v1.8 admits it silently."""
+    before, after = sides(LAUNCH_SECURITY_DEPRECATION_WARNING)
+    itype = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+             "metadata": {"name": "sev"},
+             "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}, "launchSecurity": {"sev": {}}}}
+    old, new = admit_object(itype, release=before), admit_object(itype, release=after)
+    assert old.allowed and old.warnings == []
+    assert new.allowed and new.warnings == ["launchSecurity is deprecated and will be removed in a future release. "
+                                            "Use preference instead."]
+    assert admit_object(itype).warnings == new.warnings  # main, the default

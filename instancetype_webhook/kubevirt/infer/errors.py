@@ -12,6 +12,8 @@ MISSING_VOLUME = "unable to find volume {volume} to infer defaults"
 MISSING_LABEL = "unable to find required {label} label on the volume"
 UNSUPPORTED_DATA_VOLUME_SOURCE = "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not supported"
 UNSUPPORTED_SOURCE_REF_KIND = "unable to infer defaults from DataVolumeSourceRef as Kind {kind} is not supported"
+# before KubeVirt v1.9 (releases.INFER_FROM_SNAPSHOTS) a DataSource was followed to its PVC only
+MISSING_DATA_SOURCE_PVC = "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC"
 MISSING_DATA_SOURCE_SOURCE = (
     "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC or DataVolumeSourceSnapshot"
 )

@@ -1,6 +1,6 @@
 """`inferFromVolume` on a VM's matchers (upstream `pkg/instancetype/infer/handler.go`).
 
-    infer_matchers(vm, namespace, source) -> Inference(vm, inferred, warnings)   (raises InferenceError)
+    infer_matchers(vm, namespace, source, release) -> Inference(vm, inferred, warnings)   (raises InferenceError)
 
 The instance type matcher first, then the preference matcher; a matcher without `inferFromVolume` is left
 alone. On success the matcher is *replaced* by `{name, kind}` from the labels (its `inferFromVolume`,
@@ -27,6 +27,7 @@ from instancetype_webhook.kubevirt.infer.volume import (
     Origin,
     VolumeFollower,
 )
+from instancetype_webhook.kubevirt.releases import INFER_FROM_SNAPSHOTS, MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
 
 IGNORE = "Ignore"
@@ -76,12 +77,15 @@ def needs_inference(vm: Mapping[str, Any]) -> bool:
     return any(isinstance(spec.get(key), dict) and spec[key].get("inferFromVolume") for key, _ in MATCHERS)
 
 
-def infer_matchers(vm: dict[str, Any], namespace: str, source: Source) -> Inference:
-    """The VM with its `inferFromVolume` matchers resolved (see the module docstring)."""
+def infer_matchers(vm: dict[str, Any], namespace: str, source: Source,
+                   release: ReleaseProfile = MAIN_PROFILE) -> Inference:
+    """The VM with its `inferFromVolume` matchers resolved (see the module docstring), as `release` follows
+    volumes (VolumeSnapshot sources from v1.9: `INFER_FROM_SNAPSHOTS`)."""
     result = Inference(vm)
     if not needs_inference(vm):
         return result
     memo = _MemoSource(source)
+    snapshots = release.has(INFER_FROM_SNAPSHOTS)
     inferred: list[Inferred] = []
     for key, labels in MATCHERS:
         matcher = result.vm["spec"].get(key)
@@ -90,7 +94,7 @@ def infer_matchers(vm: dict[str, Any], namespace: str, source: Source) -> Infere
         volume = str(matcher["inferFromVolume"])
         ignore = matcher.get("inferFromVolumeFailurePolicy") == IGNORE
         try:
-            found = VolumeFollower(result.vm, namespace, memo, labels).defaults(volume)
+            found = VolumeFollower(result.vm, namespace, memo, labels, snapshots).defaults(volume)
         except InferenceError as exc:
             if not (exc.ignorable and ignore):
                 raise

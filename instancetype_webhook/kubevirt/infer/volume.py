@@ -10,6 +10,10 @@ The chains, in upstream's order (the first match decides; nothing else is tried 
 - a DataVolume spec -> `source.pvc` (the PVC), `source.snapshot` (the VolumeSnapshot), else
   `sourceRef` of kind `DataSource` (namespace from the sourceRef, else the VM's);
 - a DataSource -> its labels, else its `source.pvc` or `source.snapshot`.
+The VolumeSnapshot steps exist from KubeVirt v1.9 (`releases.INFER_FROM_SNAPSHOTS`; `snapshots=False`
+answers as an older release): there a DataVolume spec with only `source.snapshot` is an unsupported source
+and a DataSource without labels or `source.pvc` "doesn't provide DataVolumeSourcePVC", both ignorable,
+where v1.9 looks the VolumeSnapshot up (a missing one is then a NotFound that `Ignore` does not swallow).
 A kind whose API is not installed (Source raises KindNotServed) is an error naming that API, never
 ignorable. A `source.pvc` / `source.snapshot` is looked up in the namespace it names: none means the empty
 namespace, where nothing exists (upstream's client asks for exactly that).
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from instancetype_webhook.kubevirt.infer.errors import (
+    MISSING_DATA_SOURCE_PVC,
     MISSING_DATA_SOURCE_SOURCE,
     MISSING_LABEL,
     MISSING_VOLUME,
@@ -105,11 +110,13 @@ def _present(value: Any) -> TypeGuard[Mapping[str, Any]]:
 class VolumeFollower:
     """Follows one VM's volumes to labelled objects for one label pair (a request-scoped helper)."""
 
-    def __init__(self, vm: Mapping[str, Any], namespace: str, source: Source, labels: LabelPair):
+    def __init__(self, vm: Mapping[str, Any], namespace: str, source: Source, labels: LabelPair,
+                 snapshots: bool = True):
         self.spec = _dict(vm.get("spec"))
         self.namespace = namespace
         self.source = source
         self.labels = labels
+        self.snapshots = snapshots  # VolumeSnapshot sources are followed (KubeVirt v1.9 on)
 
     # -- entry point ----------------------------------------------------------------------------
 
@@ -183,7 +190,7 @@ class VolumeFollower:
         if _present(source):
             if _present(source.get("pvc")):
                 return self._from_pvc(_str(source["pvc"].get("name")), _str(source["pvc"].get("namespace")))
-            if _present(source.get("snapshot")):
+            if self.snapshots and _present(source.get("snapshot")):
                 snapshot = source["snapshot"]
                 return self._from_snapshot(_str(snapshot.get("name")), _str(snapshot.get("namespace")))
         source_ref = spec.get("sourceRef")
@@ -204,6 +211,8 @@ class VolumeFollower:
         source = _dict(_dict(data_source.get("spec")).get("source"))
         if _present(source.get("pvc")):
             return self._from_pvc(_str(source["pvc"].get("name")), _str(source["pvc"].get("namespace")))
+        if not self.snapshots:
+            raise ignorable(MISSING_DATA_SOURCE_PVC)
         if _present(source.get("snapshot")):
             return self._from_snapshot(_str(source["snapshot"].get("name")), _str(source["snapshot"].get("namespace")))
         raise ignorable(MISSING_DATA_SOURCE_SOURCE)

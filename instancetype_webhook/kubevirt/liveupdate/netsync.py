@@ -2,16 +2,20 @@
 under both rollout strategies and whether or not a restart is pending: a VM interface the VMI lacks is
 hot-plugged when its binding is bridge or SR-IOV and it is not `state: absent`; a changed `state` is copied
 onto the VMI's interface (unless the VMI may use ordinal secondary interface names); interfaces that end up
-`absent` and have no status are dropped with their networks; a migratable VMI takes the VM's multus
-`networkName`. The VMI's interfaces and networks are patched as whole lists when they changed."""
+`absent` and have no status are dropped with their networks; the VMI takes the VM's multus `networkName`
+when the release applies it live (`network.nad_name_live`: main, a migratable VMI; v1.9 always; v1.8 with
+the `LiveUpdateNADRef` gate; v1.7 never). The VMI's interfaces and networks are patched as whole lists when
+they changed."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from instancetype_webhook.kubevirt.jsondata import clone_tree
-from instancetype_webhook.kubevirt.liveupdate.network import is_migratable
+from instancetype_webhook.kubevirt.liveupdate.network import nad_name_live
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 
 ABSENT = "absent"
 _ORDINAL = re.compile(r"^net\d+$")
@@ -38,7 +42,9 @@ def _has_ordinal_ifaces(networks: list[dict[str, Any]], statuses: list[dict[str,
     return True
 
 
-def synced_networks(vm_spec: dict[str, Any], vmi: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def synced_networks(vm_spec: dict[str, Any], vmi: dict[str, Any], release: ReleaseProfile = MAIN_PROFILE,
+                    configuration: Mapping[str, Any] | None = None
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The VMI's (interfaces, networks) after syncVMIInterfaces for the VM template spec `vm_spec`."""
     vmi_spec = _obj(vmi.get("spec"))
     status_ifaces = _list(_obj(vmi.get("status")).get("interfaces"))
@@ -64,7 +70,7 @@ def synced_networks(vm_spec: dict[str, Any], vmi: dict[str, Any]) -> tuple[list[
     ifaces = [i for i in ifaces if i.get("state", "") != ABSENT or i.get("name") in reported]
     kept = {i.get("name") for i in ifaces}
     networks = [n for n in networks if n.get("name") in kept]
-    if is_migratable(vmi):
+    if nad_name_live(vmi, release, configuration):
         for net in networks:
             vm_net = vm_nets.get(str(net.get("name", "")))
             if vm_net and isinstance(vm_net.get("multus"), dict) and isinstance(net.get("multus"), dict):
@@ -72,9 +78,10 @@ def synced_networks(vm_spec: dict[str, Any], vmi: dict[str, Any]) -> tuple[list[
     return ifaces, networks
 
 
-def network_patch(vm_spec: dict[str, Any], vmi: dict[str, Any]) -> dict[str, Any]:
+def network_patch(vm_spec: dict[str, Any], vmi: dict[str, Any], release: ReleaseProfile = MAIN_PROFILE,
+                  configuration: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """`{path: value}` of what the synchronizer patches into the VMI (empty when nothing changes)."""
-    ifaces, networks = synced_networks(vm_spec, vmi)
+    ifaces, networks = synced_networks(vm_spec, vmi, release, configuration)
     vmi_spec = _obj(vmi.get("spec"))
     old_ifaces = _obj(_obj(vmi_spec.get("domain")).get("devices")).get("interfaces")
     if semantic_equal(old_ifaces, ifaces) and semantic_equal(vmi_spec.get("networks"), networks):

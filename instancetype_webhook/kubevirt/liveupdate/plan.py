@@ -122,7 +122,7 @@ def plan_update(started: Started, new_vm: dict[str, Any], settings: ClusterSetti
     """What happens when the running VM `started` is edited to `new_vm` (`templates`: also fill in
     `Plan.before`/`after`, the expanded templates a report compares; the webhook does without)."""
     source = LayeredSource(started.source.base, dict(started.source.revisions))
-    before = expanded_template_spec(started.stored_vm, source) if templates else None
+    before = expanded_template_spec(started.stored_vm, source, settings.release) if templates else None
     plan = _plan(started, new_vm, settings, source, templates)
     plan.before = before
     return plan
@@ -132,7 +132,7 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
           templates: bool) -> Plan:
     admitted = admit_update(started.stored_vm, new_vm, source, settings)
     if admitted.vm is None:
-        after = expanded_template_spec(_with_status(new_vm, started), source) if templates else None
+        after = expanded_template_spec(_with_status(new_vm, started), source, settings.release) if templates else None
         return Plan(admitted.verdict, after=after)
     plan = _sync(started, admitted.vm, configuration_of(settings), source, settings.release)
     plan.admission = admitted.verdict
@@ -152,8 +152,9 @@ def _sync(started: Started, current: dict[str, Any], configuration: Mapping[str,
         return Plan(Verdict.allow(), sync_error=failed)
     live = is_live_update(configuration)
     vmi = clone_tree(started.vmi)
-    expanded = expanded_template_spec(current, source)
-    restart = restart_required(_start_vm(started, current), current, vmi, source, live, expanded)
+    expanded = expanded_template_spec(current, source, release)
+    restart = restart_required(_start_vm(started, current), current, vmi, source, live, expanded,
+                               release, configuration)
     sync = Sync(vmi, _allocation_ratio(configuration), restart=GENERIC_RESTART if restart else None)
     if _vmi_deleting(vmi):
         return Plan(Verdict.allow(), sync.restart, after=expanded)
@@ -166,7 +167,7 @@ def _synchronize_devices(current: dict[str, Any], configuration: Mapping[str, An
                          release: ReleaseProfile = MAIN_PROFILE) -> None:
     """The synchronizers that run under both strategies, restart or not, on the VM as stored: NICs, volumes."""
     template_spec = _obj(_obj(_obj(current.get("spec")).get("template")).get("spec"))
-    for path, value in network_patch(template_spec, sync.vmi).items():
+    for path, value in network_patch(template_spec, sync.vmi, release, configuration).items():
         sync.set(path, value)
     if declarative_hotplug_enabled(configuration, release):
         migration = _obj(current.get("spec")).get("updateVolumesStrategy") == "Migration"

@@ -10,6 +10,7 @@ from the current template into the started one, then the two template specs are 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
@@ -18,7 +19,9 @@ from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_pref
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.network import network_restart_required
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
+from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.quantity import QuantityError
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
 
 
@@ -26,14 +29,15 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def expanded_template_spec(vm: dict[str, Any], source: Source) -> dict[str, Any] | None:
+def expanded_template_spec(vm: dict[str, Any], source: Source,
+                           release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any] | None:
     """ApplyToVM on a copy: the template spec with the instance type and preference applied, or None when a
     lookup fails or the instance type conflicts (upstream then skips the decision)."""
     template = clone_tree(_obj(_obj(vm.get("spec")).get("template")))
     template.setdefault("spec", {})
     try:
         instancetype, preference = find_instancetype_spec(vm, source), find_preference_spec(vm, source)
-        if apply_to_template(template, instancetype, preference):
+        if apply_to_template(template, instancetype, as_release_applies(preference, template, release)):
             return None
     except (ExpandError, QuantityError, TypeError, AttributeError, KeyError, ValueError):
         return None
@@ -109,11 +113,13 @@ def _copy(into: dict[str, Any], src: dict[str, Any], key: str) -> None:
 
 
 def restart_required(start_vm: dict[str, Any], current_vm: dict[str, Any], vmi: dict[str, Any], source: Source,
-                     live_update: bool, expanded: dict[str, Any] | None = None) -> bool:
+                     live_update: bool, expanded: dict[str, Any] | None = None,
+                     release: ReleaseProfile = MAIN_PROFILE, configuration: Mapping[str, Any] | None = None) -> bool:
     """Whether syncRestartRequired sets the generic RestartRequired (False when either VM cannot be expanded).
-    `expanded`: the current VM's expanded template spec when the caller has it (read, never changed)."""
-    current = clone_tree(expanded) if expanded is not None else expanded_template_spec(current_vm, source)
-    last_seen = expanded_template_spec(start_vm, source)
+    `expanded`: the current VM's expanded template spec when the caller has it (read, never changed);
+    `release` and `configuration` (the merged KubeVirtConfiguration) decide the network rules."""
+    current = clone_tree(expanded) if expanded is not None else expanded_template_spec(current_vm, source, release)
+    last_seen = expanded_template_spec(start_vm, source, release)
     if current is None or last_seen is None:
         return False
     migration = _obj(current_vm.get("spec")).get("updateVolumesStrategy") == "Migration"
@@ -123,7 +129,7 @@ def restart_required(start_vm: dict[str, Any], current_vm: dict[str, Any], vmi: 
         _set_devices(last_seen, "disks", _obj(_obj(current.get("domain")).get("devices")).get("disks"))
     if live_update:
         _copy_live_fields(last_seen, current)
-    if not network_restart_required(current, vmi):
+    if not network_restart_required(current, vmi, release, configuration):
         _set_devices(last_seen, "interfaces", _obj(_obj(current.get("domain")).get("devices")).get("interfaces"))
         _copy(last_seen, current, "networks")
     vmi_uuid = _obj(_obj(_obj(vmi.get("spec")).get("domain")).get("firmware")).get("uuid")

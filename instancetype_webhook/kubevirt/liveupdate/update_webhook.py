@@ -1,9 +1,12 @@
 """The UPDATE of a running VM through virt-api's two VM webhooks, as the API server runs them:
 the mutating webhook's instancetype stage (its matcher rule: a matcher `name` changed while an old
 `revisionName` is kept is refused), then the validating webhook on the VM it leaves: the instancetype
-stage (conflicts, spread topology, preference requirements), and the CPU/memory hotplug checks of
-`ValidateVirtualMachineSpec` (`validateCPUHotplug` under both strategies; `validateLiveUpdateCPU` and,
-with an explicit `maxGuest`, `ValidateLiveUpdateMemory` under LiveUpdate)."""
+stage (conflicts, spread topology, preference requirements), and the checks of `ValidateVirtualMachineSpec`
+whose answer an instance type, a preference or the release can change, in upstream's order:
+`validateGuestMemoryLimit` (Stage), `validateCPUHotplug`, before v1.8 `validateArchitecture` (an
+architecture other than virt-api's own needs the MultiArchitecture gate: `MULTI_ARCHITECTURE_CHECK_REMOVED`),
+`validatePanicDevices`' gate check (the PanicDevices gate, Beta and so off unless listed before v1.9), then
+under LiveUpdate `validateLiveUpdateCPU` and, with an explicit `maxGuest`, `ValidateLiveUpdateMemory`."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -17,14 +20,23 @@ from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.hotplug import is_live_update, validate_live_update_memory
 from instancetype_webhook.kubevirt.liveupdate.start import vm_defaults
 from instancetype_webhook.kubevirt.mutator import mutate_vm
+from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.quantity import QuantityError, canonical, parse
 from instancetype_webhook.kubevirt.rejection import reject
+from instancetype_webhook.kubevirt.releases import MULTI_ARCHITECTURE_CHECK_REMOVED
 from instancetype_webhook.kubevirt.source import Source
 from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 
 SOCKETS_FIELD = "spec.template.spec.domain.cpu.sockets"
 GUEST_FIELD = "spec.template.spec.domain.memory.guest"
 TOO_MANY_SOCKETS = "Number of sockets in CPU topology is greater than the maximum sockets allowed"
+ARCHITECTURE_FIELD = "spec.template.spec.architecture"
+MULTI_ARCHITECTURE_MSG = ("MultiArchitecture feature gate is not enabled in kubevirt-config, invalid entry "
+                          f"{ARCHITECTURE_FIELD}")
+PANIC_FIELD = "spec.template.spec.domain.devices.panicDevices"
+PANIC_GATE_MSG = "Panic Devices feature gate is not enabled in kubevirt-config"
+# runtime.GOARCH of virt-api: the architecture its own binary was built for (an amd64 control plane assumed)
+VIRT_API_ARCHITECTURE = "amd64"
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -42,7 +54,8 @@ def _hotplug_causes(vm: dict[str, Any], source: Source, settings: ClusterSetting
     template = clone_tree(_obj(_obj(vm.get("spec")).get("template")))
     spec = template.setdefault("spec", {})
     try:
-        apply_to_template(template, find_instancetype_spec(vm, source), find_preference_spec(vm, source))
+        preference = as_release_applies(find_preference_spec(vm, source), template, settings.release)
+        apply_to_template(template, find_instancetype_spec(vm, source), preference)
         set_vmi_spec_defaults(spec, settings)
     except (ExpandError, QuantityError, TypeError, AttributeError, KeyError, ValueError):
         return []  # a lookup the validating webhook ignores; nothing to check on
@@ -53,6 +66,7 @@ def _hotplug_causes(vm: dict[str, Any], source: Source, settings: ClusterSetting
     too_many = bool(cpu.get("maxSockets")) and int(cpu.get("sockets") or 0) > int(cpu["maxSockets"])
     if too_many:
         causes.append(Cause(FIELD_VALUE_INVALID, TOO_MANY_SOCKETS, SOCKETS_FIELD))
+    causes += gate_causes(spec, settings)
     if not live:
         return causes
     if too_many:
@@ -61,6 +75,21 @@ def _hotplug_causes(vm: dict[str, Any], source: Source, settings: ClusterSetting
         problem = validate_live_update_memory(spec, memory["maxGuest"])
         if problem is not None:
             causes.append(Cause(FIELD_VALUE_INVALID, problem, GUEST_FIELD))
+    return causes
+
+
+def gate_causes(spec: dict[str, Any], settings: ClusterSettings) -> list[Cause]:
+    """The feature gate checks of the VMI spec validation (`spec`: the template spec after the instance type,
+    preference and defaults) that differ per release: MultiArchitecture before v1.8, PanicDevices."""
+    release, configuration = settings.release, settings.configuration
+    causes: list[Cause] = []
+    architecture = spec.get("architecture")
+    if (not release.has(MULTI_ARCHITECTURE_CHECK_REMOVED) and architecture
+            and architecture != VIRT_API_ARCHITECTURE and not release.gate_enabled("MultiArchitecture", configuration)):
+        causes.append(Cause("FieldValueRequired", MULTI_ARCHITECTURE_MSG, ARCHITECTURE_FIELD))
+    devices = _obj(_obj(spec.get("domain")).get("devices"))
+    if devices.get("panicDevices") is not None and not release.gate_enabled("PanicDevices", configuration):
+        causes.append(Cause(FIELD_VALUE_INVALID, PANIC_GATE_MSG, PANIC_FIELD))
     return causes
 
 

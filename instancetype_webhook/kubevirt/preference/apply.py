@@ -1,6 +1,7 @@
 """Applying a preference to a VMI spec (upstream `pkg/instancetype/preference/apply`).
 
     apply_preference(preference_spec, template) -> None
+    as_release_applies(preference_spec, template, release) -> the preference `release` effectively applies
 
 `template` is `{"metadata": ..., "spec": <VMI spec>}`, mutated in place. A preference only fills in
 unset values (Go zero values), except `preferredDisableHotplug` and `preferredAcpi` (always overwrite)
@@ -16,6 +17,7 @@ from instancetype_webhook.kubevirt.goshape import CPU_FEATURE, LAUNCH_SECURITY, 
 from instancetype_webhook.kubevirt.preference.devices import apply_device_preferences
 from instancetype_webhook.kubevirt.preference.features import apply_feature_preferences
 from instancetype_webhook.kubevirt.preference.firmware import apply_firmware_preferences
+from instancetype_webhook.kubevirt.releases import PANIC_DEVICE_CREATION, ReleaseProfile
 
 
 def apply_preference(preference: dict[str, Any] | None, template: dict[str, Any]) -> None:
@@ -44,6 +46,24 @@ def apply_preference(preference: dict[str, Any] | None, template: dict[str, Any]
         apply_preference_annotations(preference["annotations"], template.setdefault("metadata", {}))
     if preference.get("preferredLaunchSecurity") is not None and domain.get("launchSecurity") is None:
         domain["launchSecurity"] = go_clone(preference["preferredLaunchSecurity"], LAUNCH_SECURITY)
+
+
+def as_release_applies(preference: dict[str, Any] | None, template: dict[str, Any],
+                       release: ReleaseProfile) -> dict[str, Any] | None:
+    """The preference that `apply_preference` (main's rules) must be given so that the template comes out as
+    `release` applies `preference` to it. Before v1.9 (`PANIC_DEVICE_CREATION`) `preferredPanicDeviceModel`
+    only filled in the model of panic devices the VM lists: with none listed it did nothing, so it is left
+    out; with some listed both rules fill them in. Call it just before `apply_to_template`, on its template."""
+    if preference is None or release.has(PANIC_DEVICE_CREATION):
+        return preference
+    devices = preference.get("devices")
+    if not isinstance(devices, dict) or devices.get("preferredPanicDeviceModel") is None:
+        return preference
+    listed = (((template.get("spec") or {}).get("domain") or {}).get("devices") or {}).get("panicDevices")
+    if listed:
+        return preference
+    trimmed = {k: v for k, v in devices.items() if k != "preferredPanicDeviceModel"}
+    return {**preference, "devices": trimmed}
 
 
 def _apply_cpu_features(cpu_prefs: dict[str, Any] | None, domain: dict[str, Any]) -> None:

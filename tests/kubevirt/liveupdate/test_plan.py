@@ -17,10 +17,16 @@ from instancetype_webhook.kubevirt.liveupdate import (
     plan_update,
     start_vm,
 )
+from instancetype_webhook.kubevirt.releases import (
+    NAD_SWAP_ALWAYS_LIVE,
+    NAD_SWAP_MIGRATABLE_ONLY,
+    POD_NETWORK_ADD_RESTART,
+)
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kit.builders import edited
 from tests.kit.builders import vm as build_vm
+from tests.kit.releases import settings_as, sides
 
 STAGE = {"vmRolloutStrategy": "Stage"}
 HIGHER = "CPU sockets updated in template spec to a value higher than what's available"
@@ -402,3 +408,57 @@ def test_a_restart_set_by_a_handler_does_not_stop_the_later_handlers() -> None:
 def test_the_first_handler_message_stays() -> None:
     # u1.2xlarge: 8 sockets above the boot maximum 4, and 32Gi above maxGuest 16Gi: the CPU message stays
     assert plan(typed("u1.medium"), typed("u1.2xlarge")).restart_required == HIGHER
+
+
+# -- releases: the network rules per KubeVirt release ---------------------------------------------------------
+
+RENAMED_BLUE = ("blue", {"bridge": {}}, {"multus": {"networkName": "blue-net-2"}})
+NAD_RENAMED = [{"name": "default", "pod": {}}, {"name": "blue", "multus": {"networkName": "blue-net-2"}}]
+
+
+def plan_as(version: str, old: dict[str, Any], new: dict[str, Any], migratable: bool = True,
+            gates: tuple[str, ...] = ()) -> Plan:
+    settings = settings_as(version, feature_gates=gates)
+    source = load_catalog(default_namespace="apps")
+    started = start_vm(old, source, settings)
+    condition = {"type": "LiveMigratable", "status": "True" if migratable else "False"}
+    vmi = merge_patch(started.vmi, {"status": {"conditions": [condition]}})
+    return plan_update(Started(started.stored_vm, started.start_spec, started.source, vmi), new, settings)
+
+
+def _nad_live(p: Plan) -> bool:
+    """The NAD name change was applied to the VMI, without RestartRequired."""
+    if p.restart_required is None and p.vmi_patched.get("spec.networks") == NAD_RENAMED:
+        return True
+    assert p.restart_required == GENERIC_RESTART and "spec.networks" not in p.vmi_patched
+    return False
+
+
+@pytest.mark.parametrize(("version", "gates", "migratable", "live"), [
+    ("v1.7.4", (), True, False),  # no such rule before v1.8
+    ("v1.7.4", ("LiveUpdateNADRef",), True, False),  # the gate does not exist in v1.7
+    ("v1.8.4", (), True, False),  # LiveUpdateNADRef is Beta in v1.8: off unless listed
+    ("v1.8.4", ("LiveUpdateNADRef",), True, True),
+    ("v1.8.4", ("LiveUpdateNADRef",), False, True),  # v1.8 does not look at the VMI
+    ("v1.9.0", (), False, True),  # NAD_SWAP_ALWAYS_LIVE: even on a VMI that cannot migrate
+    ("main", (), False, False),  # NAD_SWAP_MIGRATABLE_ONLY
+    ("main", (), True, True),
+])
+def test_a_nad_name_change_is_live_as_each_release_decides(version, gates, migratable, live) -> None:
+    p = plan_as(version, _with_nics(POD, BLUE), _with_nics(POD, RENAMED_BLUE), migratable, gates)
+    assert p.admission.allowed
+    assert _nad_live(p) is live
+
+
+def test_nad_swap_sides() -> None:
+    assert [r.name for r in sides(NAD_SWAP_ALWAYS_LIVE)] == ["v1.8.4", "v1.9.0"]
+    assert [r.name for r in sides(NAD_SWAP_MIGRATABLE_ONLY)] == ["v1.9.0", "main"]
+
+
+def test_adding_a_pod_network_needs_a_restart_from_v1_8() -> None:
+    before, after = sides(POD_NETWORK_ADD_RESTART)
+    old, new = _with_nics(BLUE), _with_nics(BLUE, POD)
+    assert plan_as(after.name, old, new).restart_required == GENERIC_RESTART
+    p = plan_as(before.name, old, new)
+    assert p.admission.allowed and p.restart_required is None
+    assert "spec.networks" not in p.vmi_patched  # a masquerade pod NIC is not hot-plugged either: nothing happens

@@ -15,9 +15,11 @@ from instancetype_webhook.kubevirt.liveupdate.update_webhook import (
     TOO_MANY_SOCKETS,
     admit_update,
 )
+from instancetype_webhook.kubevirt.releases import MULTI_ARCHITECTURE_CHECK_REMOVED
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kit.builders import edited as change
 from tests.kit.builders import vm as build_vm
+from tests.kit.releases import settings_as, sides
 
 STAGE = {"vmRolloutStrategy": "Stage"}
 
@@ -112,3 +114,67 @@ def test_the_stored_vm_keeps_the_status_merges_labels_and_bumps_the_generation_o
     answer = admit(started, edited)
     assert answer.vm["metadata"]["generation"] == 2 and answer.vm["status"] == started.stored_vm["status"]
     assert answer.vm["spec"]["template"]["spec"]["hostname"] == "h"
+
+
+# -- releases: the feature gate checks of the VM spec validation ------------------------------------------------
+
+PANIC_REFUSAL = ("spec.template.spec.domain.devices.panicDevices",
+                 "Panic Devices feature gate is not enabled in kubevirt-config")
+
+
+def _admitted_as(version: str, new: dict[str, Any], gates: tuple[str, ...] = (),
+                 configuration: dict[str, Any] | None = None) -> Any:
+    settings = settings_as(version, configuration, gates)
+    started = start_vm(plain(), load_catalog(default_namespace="apps"), settings)
+    return admit_update(started.stored_vm, new, started.source, settings).verdict
+
+
+def _causes(verdict: Any) -> list[tuple[str, str]]:
+    return [(c.field, c.message) for c in verdict.causes]
+
+
+@pytest.mark.parametrize(("version", "gates", "refused"), [
+    ("v1.8.4", (), True),  # PanicDevices is Beta before v1.9: off unless listed
+    ("v1.8.4", ("PanicDevices",), False),
+    ("v1.9.0", (), False),  # GA
+])
+def test_a_listed_panic_device_needs_the_panic_devices_gate_before_v1_9(version, gates, refused) -> None:
+    new = change(plain(), "spec.template.spec.domain.devices.panicDevices", [{"model": "hyperv"}])
+    verdict = _admitted_as(version, new, gates)
+    assert verdict.allowed is not refused
+    if refused:
+        assert _causes(verdict) == [PANIC_REFUSAL] and verdict.code == 422
+
+
+def test_a_preferred_panic_device_model_without_a_listed_device_is_admitted_on_v1_8() -> None:
+    """C3: v1.8 creates no panic device from the preference, so the VM needs no gate."""
+    pref = {"kind": "VirtualMachineClusterPreference", "metadata": {"name": "panicky"},
+            "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}
+    settings = settings_as("v1.8.4")
+    started = start_vm(plain(), load_catalog(default_namespace="apps"), settings)
+    started.source.base.add(pref)
+    new = {**plain(), "spec": {**plain()["spec"], "preference": {"name": "panicky"}}}
+    assert admit_update(started.stored_vm, new, started.source, settings).verdict.allowed
+    listed = change(new, "spec.template.spec.domain.devices.panicDevices", [{}])
+    verdict = admit_update(started.stored_vm, listed, started.source, settings).verdict
+    assert not verdict.allowed and _causes(verdict) == [PANIC_REFUSAL]
+
+
+MULTI_ARCH_REFUSAL = ("spec.template.spec.architecture", "MultiArchitecture feature gate is not enabled in "
+                      "kubevirt-config, invalid entry spec.template.spec.architecture")
+
+
+@pytest.mark.parametrize(("version", "gates", "refused"), [
+    ("v1.7.4", (), True),
+    ("v1.7.4", ("MultiArchitecture",), False),
+    ("v1.8.0", (), False),  # B5: the check is gone (the gate deprecated)
+])
+def test_another_architecture_than_virt_api_s_needs_multi_architecture_before_v1_8(version, gates, refused) -> None:
+    before, after = sides(MULTI_ARCHITECTURE_CHECK_REMOVED)
+    assert (before.name, after.name) == ("v1.7.4", "v1.8.0")
+    new = change(plain(), "spec.template.spec.architecture", "arm64")
+    verdict = _admitted_as(version, new, gates)
+    assert verdict.allowed is not refused
+    if refused:
+        assert _causes(verdict) == [MULTI_ARCH_REFUSAL] and verdict.causes[0].reason == "FieldValueRequired"
+    assert _admitted_as(version, change(plain(), "spec.template.spec.architecture", "amd64")).allowed
