@@ -45,7 +45,7 @@ def validate(review: rv.Review, ctx: ReviewContext) -> ReviewReply:
         verdict = _verdict_for_vm(request, ctx)
         outcome = "allowed" if verdict.allowed else "denied"
     elif gvk.get("group") == INSTANCETYPE_GROUP and kind in REFERENCE_KINDS:
-        verdict = admit_object(rv.subject(request), operation)
+        verdict = admit_object(rv.subject(request), operation, ctx.cluster.release)
         outcome = "allowed" if verdict.allowed else "denied"
     else:
         verdict, outcome = Verdict.allow(), "skipped"

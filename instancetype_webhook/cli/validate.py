@@ -106,7 +106,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         err.write(f"error: {exc}\n")
         return 2
     results = [(_name(obj), check_vm(obj, request.source, request.settings, request.old_for(obj)) if what == "vm"
-                else admit_object(obj)) for obj, what in todo]
+                else admit_object(obj, release=request.settings.release)) for obj, what in todo]
     if args.output == "json":
         payload = [verdict_json(name, verdict) for name, verdict in results]
         out.write(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n")

@@ -105,3 +105,20 @@ def test_the_request_namespace_resolves_a_vm_without_one():
               "devices": {}, "cpu": {"sockets": 4}}}}}}
     resp = post(EXPAND, "/validate", review(vm, namespace="apps"))
     assert not resp["allowed"] and resp["status"]["code"] == 422
+
+
+def test_the_launch_security_warning_follows_the_cluster_release():
+    from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, with_release
+    from instancetype_webhook.kubevirt.releases import resolve
+
+    itype = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+             "metadata": {"name": "sev", "namespace": "apps"},
+             "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}, "launchSecurity": {"sev": {}}}}
+    kw = {"group": "instancetype.kubevirt.io", "version": "v1beta1", "kind": "VirtualMachineInstancetype"}
+    warned = {}
+    for release in ("v1.8.4", "v1.9.0"):
+        ctx = catalog_context(cluster=with_release(DEFAULT_SETTINGS, resolve(release)))
+        resp = post(ctx, "/validate", review(itype, **kw))
+        assert resp["allowed"]
+        warned[release] = any("launchSecurity" in w for w in resp.get("warnings", []))
+    assert warned == {"v1.8.4": False, "v1.9.0": True}
