@@ -152,7 +152,7 @@ def _gather(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterS
 
 
 def _from_files(args: argparse.Namespace) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
-    inputs = read_inputs(args.filename, sys.stdin).as_release(args.kubevirt_version or "main")
+    inputs = read_inputs(args.filename, sys.stdin).as_release(args.kubevirt_version)
     if len(inputs.vms) != 1:
         raise PlanInputError(f"{len(inputs.vms) or 'no'} VirtualMachine(s) in {', '.join(args.filename)}; "
                              "give exactly one (the VM as started)")
@@ -202,7 +202,7 @@ def _from_cluster(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Cl
         running = read_running(client, namespace, args.name, extra)
     except RunningError as exc:
         raise PlanInputError(str(exc)) from exc
-    release = release_option(args.kubevirt_version or "auto") or from_kubevirt(running.kubevirt)
+    release = release_option(args.kubevirt_version, default="auto") or from_kubevirt(running.kubevirt)
     settings = (settings_from_kubevirt(running.kubevirt, release=release) if running.kubevirt
                 else with_release(DEFAULT_SETTINGS, release))
     if args.instancetype or args.preference:  # the objects the new size names
