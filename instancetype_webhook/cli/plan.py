@@ -32,6 +32,7 @@ import sys
 from typing import Any, TextIO
 
 from instancetype_webhook.admission.policy import Policy
+from instancetype_webhook.cli import compare
 from instancetype_webhook.cli.inputs import (
     InputError,
     add_release_argument,
@@ -79,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="this webhook's policy: under expand/expandAll the flat VM it would store is planned")
     add_release_argument(p, default="", where=" (on a cluster: the default)")
     p.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    compare.add_compare_argument(p)
     p.set_defaults(func=run)
 
 
@@ -87,6 +89,8 @@ class PlanInputError(Exception):
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    if compare.wanted(args):  # the what-if: as --kubevirt-version and as R2, only what differs
+        return compare.run_compare("plan", run, args, stdout, stderr)
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         started, new_vm, settings, notes = _gather(args)
