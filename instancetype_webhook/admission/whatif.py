@@ -89,7 +89,7 @@ def _show(value: Any) -> str:
         return ABSENT
     if isinstance(value, str):
         return value
-    return json.dumps(value, sort_keys=True)
+    return str(json.dumps(value, sort_keys=True))
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
