@@ -85,11 +85,9 @@ class WhatIf:
 
 
 def _show(value: Any) -> str:
-    if value is ABSENT:
-        return ABSENT
-    if isinstance(value, str):
+    if isinstance(value, str):  # ABSENT too
         return value
-    return str(json.dumps(value, sort_keys=True))
+    return json.dumps(value, sort_keys=True)
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
