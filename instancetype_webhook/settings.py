@@ -86,9 +86,11 @@ class ServerSettings(BaseSettings):
     @classmethod
     def _kubevirt_version(cls, value: str) -> str:
         value = value.strip()
+        if not value:  # an empty flag or INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION= is a mistake, never `auto`
+            raise ValueError("empty; name a release (e.g. v1.8.4, v1.9, main) or auto")
         if value.lower() != "auto":
             resolve(value)  # ValueError: names no supported release
-        return value or "auto"
+        return value
 
     def release_override(self) -> ReleaseProfile | None:
         """The release --kubevirt-version names, or None for `auto` (the KubeVirt CR's)."""

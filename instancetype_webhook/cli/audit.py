@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         print("audit: --report-max-bytes must be at least 65536", file=sys.stderr)
         return 2
     try:
-        target = release_option(args.kubevirt_version) if args.kubevirt_version else None
+        target = release_option(args.kubevirt_version, default="auto")  # the flag, else the variable
     except InputError as exc:
         print(f"audit: {exc}", file=sys.stderr)
         return 2

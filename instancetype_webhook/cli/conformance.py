@@ -13,8 +13,9 @@ import argparse
 import sys
 from typing import TextIO
 
+from instancetype_webhook.cli.inputs import InputError, release_note, release_option
 from instancetype_webhook.conformance import runner
-from instancetype_webhook.kubevirt.releases import resolve
+from instancetype_webhook.kubevirt.releases import from_kubevirt
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,19 +30,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-k", dest="substring", metavar="SUBSTRING", help="only cases whose name contains SUBSTRING")
     parser.add_argument("--category", metavar="CAT", help="only cases of category CAT (e.g. infer, update, arch)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
-    parser.add_argument("--kubevirt-version", metavar="R", default="main",
-                        help="answer as KubeVirt release R (v1.7.4, v1.8.4, v1.9.0, main; default main) and take "
-                             "the expected members from DIR/../conformance-releases/R/<case>.json")
+    parser.add_argument("--kubevirt-version", metavar="R", default=None,
+                        help="answer as KubeVirt release R (v1.7.4, v1.8.4, v1.9.0, main; unset: "
+                             "$INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, else main; `auto`: main, as no KubeVirt CR is "
+                             "read) and take the expected members from DIR/../conformance-releases/R/<case>.json")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        release = resolve(args.kubevirt_version)
-    except ValueError as exc:
-        err.write(f"error: --kubevirt-version: {exc}\n")
+        release = release_option(args.kubevirt_version)
+    except InputError as exc:
+        err.write(f"error: {exc}\n")
         return 2
+    if release is None:  # `auto`: no KubeVirt CR is read here
+        release = from_kubevirt(None)
+        err.write(f"note: {release_note(release)}\n")
     try:
         return runner.run(args.directory, out, substring=args.substring, verbose=args.verbose,
                           category=args.category, release=release)

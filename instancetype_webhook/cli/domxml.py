@@ -26,6 +26,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from instancetype_webhook.cli import compare
 from instancetype_webhook.cli.expand import print_rejection
 from instancetype_webhook.cli.inputs import (
     InputError,
@@ -59,11 +60,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="how the VM is stored before it starts: flat (default) or with its references")
     p.add_argument("--preserve-guest", action="store_true",
                    help="the flat VM keeps the devices the referencing VM gets at start (serve --preserve-guest)")
+    compare.add_compare_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None,
         stdin: TextIO | None = None) -> int:
+    if compare.wanted(args):  # the what-if: as --kubevirt-version and as R2, only what differs
+        return compare.run_compare("domxml", run, args, stdout, stderr)
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         request = read_request(args.filename, stdin or sys.stdin, args.catalog, getattr(args, "old", None),

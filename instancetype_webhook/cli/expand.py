@@ -25,6 +25,7 @@ import jsonpatch
 import orjson
 import yaml
 
+from instancetype_webhook.cli import compare
 from instancetype_webhook.cli.inputs import (
     InputError,
     MutationDenied,
@@ -55,10 +56,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--provenance", action="store_true",
                    help="add the webhook's expanded-from annotation (what `resize` needs to take the old size out)")
+    compare.add_compare_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    if compare.wanted(args):  # the what-if: as --kubevirt-version and as R2, only what differs
+        return compare.run_compare("expand", run, args, stdout, stderr)
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         request = read_request(args.filename, sys.stdin, args.catalog, getattr(args, "old", None),

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from instancetype_webhook.cli.inputs import add_release_argument
+from instancetype_webhook.cli.inputs import InputError, add_release_argument, release_option
 from instancetype_webhook.settings import POLICIES
 
 T = TypeVar("T")
@@ -27,7 +27,7 @@ def add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preserve-guest", action="store_true", help="as serve --preserve-guest")
     p.add_argument("--kubevirt", metavar="NAMESPACE/NAME",
                    help="the KubeVirt CR whose configuration decides (as serve --kubevirt; default: the one found)")
-    add_release_argument(p, default=None, shown="auto: the KubeVirt CR's, or INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION")
+    add_release_argument(p, default=None, shown="auto: the KubeVirt CR's")
     p.add_argument("--shard", help="I/N: only the VMs whose stable hash falls in shard I of N (I may be `job`: "
                                    "the Indexed Job's JOB_COMPLETION_INDEX)")
     p.add_argument("--page-size", type=int, default=500, help="LIST page size (limit), default 500")
@@ -42,6 +42,11 @@ def open_for(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any] | i
     from instancetype_webhook.fleet.selection import Shard
     from instancetype_webhook.fleet.session import SessionError, open_session
 
+    try:  # the flag, else INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION: one line and exit 2 when it names no release
+        release_option(args.kubevirt_version, default="auto")
+    except InputError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 2
     shard = None
     if args.shard:
         try:

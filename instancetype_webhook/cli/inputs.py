@@ -19,6 +19,7 @@ raises InputError with one clear line.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,11 +38,13 @@ from instancetype_webhook.kubevirt.mutator import Mutation, mutate_vm
 from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile, from_kubevirt, resolve
 from instancetype_webhook.kubevirt.source import InMemorySource
+from instancetype_webhook.settings import ENV_PREFIX
 from instancetype_webhook.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
 
 VIRTUAL_MACHINE = "VirtualMachine"
 VIRTUAL_MACHINE_INSTANCE = "VirtualMachineInstance"
 KUBEVIRT = "KubeVirt"
+RELEASE_ENV = f"{ENV_PREFIX}KUBEVIRT_VERSION"  # the variable every command reads when --kubevirt-version is not given
 
 
 class InputError(ValueError):
@@ -112,22 +115,39 @@ class Inputs:
 
 
 def add_release_argument(parser: Any, default: str | None = "main", where: str = "", shown: str | None = None) -> None:
-    """`--kubevirt-version R`: the KubeVirt release the command answers as (one helper for every command)."""
-    parser.add_argument("--kubevirt-version", metavar="R", default=default,
+    """`--kubevirt-version R`: the KubeVirt release the command answers as (one helper for every command).
+
+    The flag is left None when not given (argparse.SUPPRESS stays SUPPRESS): `release_option(None, default)`
+    then reads INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, else `default`, so the flag and the variable name the
+    release the same way for every command."""
+    import argparse
+
+    parser.add_argument("--kubevirt-version", metavar="R", default=default if default is argparse.SUPPRESS else None,
                         help="answer as KubeVirt release R (v1.7.x, v1.8.x, v1.9.x, main; e.g. v1.8.4): inputs "
                              "given as files are pruned as R's API server stores them; `auto` reads the release "
-                             f"the KubeVirt CR reports{where} (default {shown or default})")
+                             f"the KubeVirt CR reports{where}; unset: ${RELEASE_ENV}, else "
+                             f"{shown or default or 'main'}")
 
 
-def release_option(version: str | None) -> ReleaseProfile | None:
-    """The profile `--kubevirt-version` names (None for `auto`); InputError with one line when it names none."""
-    if version is not None and version.strip().lower() == "auto":
+def release_option(version: str | None, default: str = "main",
+                   flag: str = "--kubevirt-version") -> ReleaseProfile | None:
+    """The profile `flag` names (None for `auto`). `version` None (the flag not given): the variable
+    INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, else `default`. InputError with one line, naming the flag or the
+    variable, when the value is empty or names no supported release."""
+    origin = flag
+    if version is None:
+        version, origin = os.environ.get(RELEASE_ENV), RELEASE_ENV
+        if version is None:
+            version, origin = default, flag
+    if not version.strip():
+        raise InputError(f"{origin}: empty; name a release (e.g. v1.8.4, v1.9, main) or auto")
+    if version.strip().lower() == "auto":
         return None
     try:
         profile = resolve(version)
     except ValueError as exc:
-        raise InputError(f"--kubevirt-version: {exc}") from exc
-    return ReleaseProfile(profile.release, profile.reported, profile.assumed, source="--kubevirt-version")
+        raise InputError(f"{origin}: {exc}") from exc
+    return ReleaseProfile(profile.release, profile.reported, profile.assumed, source=origin)
 
 
 def release_note(release: ReleaseProfile) -> str | None:

@@ -32,6 +32,7 @@ import sys
 from typing import Any, TextIO
 
 from instancetype_webhook.admission.policy import Policy
+from instancetype_webhook.cli import compare
 from instancetype_webhook.cli.inputs import (
     InputError,
     Inputs,
@@ -82,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_release_argument(p, default="", where=" (on a cluster: the default)")
     add_strict_argument(p)
     p.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    compare.add_compare_argument(p)
     p.set_defaults(func=run)
 
 
@@ -90,6 +92,8 @@ class PlanInputError(Exception):
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    if compare.wanted(args):  # the what-if: as --kubevirt-version and as R2, only what differs
+        return compare.run_compare("plan", run, args, stdout, stderr)
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         started, new_vm, settings, notes = _gather(args, err)
@@ -155,7 +159,7 @@ def _gather(args: argparse.Namespace, err: TextIO) -> tuple[Started, dict[str, A
 
 
 def _from_files(args: argparse.Namespace, err: TextIO) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
-    inputs = read_inputs(args.filename, sys.stdin).as_release(args.kubevirt_version or "main")
+    inputs = read_inputs(args.filename, sys.stdin).as_release(args.kubevirt_version)
     check_fields(inputs, args.strict, err)
     if len(inputs.vms) != 1:
         raise PlanInputError(f"{len(inputs.vms) or 'no'} VirtualMachine(s) in {', '.join(args.filename)}; "
@@ -209,7 +213,7 @@ def _from_cluster(args: argparse.Namespace) -> tuple[Started, dict[str, Any], Cl
         running = read_running(client, namespace, args.name, extra)
     except RunningError as exc:
         raise PlanInputError(str(exc)) from exc
-    release = release_option(args.kubevirt_version or "auto") or from_kubevirt(running.kubevirt)
+    release = release_option(args.kubevirt_version, default="auto") or from_kubevirt(running.kubevirt)
     settings = (settings_from_kubevirt(running.kubevirt, release=release) if running.kubevirt
                 else with_release(DEFAULT_SETTINGS, release))
     if args.instancetype or args.preference:  # the objects the new size names

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from instancetype_webhook.cli.inputs import add_release_argument
+from instancetype_webhook.cli.inputs import InputError, add_release_argument, release_option
 from instancetype_webhook.settings import POLICIES, ServerSettings
 
 
@@ -36,8 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     src.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     src.add_argument("--kubeconfig", metavar="FILE", help="read the references from this cluster (read-only)")
     p.add_argument("--kubevirt", metavar="NAMESPACE/NAME", help="the KubeVirt CR (with --kubeconfig)")
-    add_release_argument(p, default=None, shown="auto: with --kubeconfig the cluster's KubeVirt CR, offline main; "
-                         "or INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION")
+    add_release_argument(p, default=None, shown="auto: with --kubeconfig the cluster's KubeVirt CR, offline main")
     p.add_argument("--policy", choices=POLICIES, help="the server's policy (default: INSTANCETYPE_WEBHOOK_POLICY, "
                                                      "else reference)")
     p.add_argument("--allow-vm-policy", action="store_true", default=None,
@@ -65,7 +64,6 @@ def samples_and_objects(paths: list[str], version: str = "main") -> tuple[list[A
 
 
 def run(args: argparse.Namespace) -> int:
-    from instancetype_webhook.cli.inputs import InputError
     from instancetype_webhook.playground.routes import Playground
     from instancetype_webhook.server.run import ServeError, serve
     from instancetype_webhook.sources.catalog import CatalogError
@@ -73,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
     if args.filename and args.kubeconfig:
         print("playground: -f files are added to the offline catalogue; give them without --kubeconfig",
               file=sys.stderr)
+        return 2
+    try:  # the flag, else INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, named in the one line when it names no release
+        release_option(args.kubevirt_version, default="auto")
+    except InputError as exc:
+        print(f"playground: {exc}", file=sys.stderr)
         return 2
     # what is not given on the command line comes from the INSTANCETYPE_WEBHOOK_* environment, as for serve
     given = {"host": args.host, "port": args.port, "dev": True, "metrics_port": 0, "log_level": args.log_level,

@@ -10,7 +10,7 @@ import sys
 
 from pydantic import ValidationError
 
-from instancetype_webhook.cli.inputs import add_release_argument
+from instancetype_webhook.cli.inputs import InputError, add_release_argument, release_option
 from instancetype_webhook.settings import POLICIES, ServerSettings
 
 
@@ -64,6 +64,11 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:  # the flag, else INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, named in the one line when it names no release
+        release_option(getattr(args, "kubevirt_version", None), default="auto")
+    except InputError as exc:
+        print(f"serve: {exc}", file=sys.stderr)
+        return 2
     try:
         settings = settings_from(args)
     except ValidationError as exc:

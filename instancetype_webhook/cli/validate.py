@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from instancetype_webhook.cli import compare
 from instancetype_webhook.cli.inputs import InputError, add_input_arguments, announce, read_request
 from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.kubevirt.causes import Verdict
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_input_arguments(parser, "the VM first, then any referenced objects", dest="files")
     add_strict_argument(parser)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (default text)")
+    compare.add_compare_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -91,6 +93,8 @@ def verdict_json(name: str, verdict: Verdict) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None,
         stdin: TextIO | None = None) -> int:
+    if compare.wanted(args):  # the what-if: as --kubevirt-version and as R2, only what differs
+        return compare.run_compare("validate", run, args, out, err)
     out, err = out or sys.stdout, err or sys.stderr
     try:
         request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None),

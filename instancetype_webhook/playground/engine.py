@@ -19,6 +19,8 @@ import orjson
 from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext, namespace_of, with_namespace
 from instancetype_webhook.admission.policy import POLICIES, Policy, effective_policy, has_matcher, is_policy
+from instancetype_webhook.admission.whatif import Answer, flatten, what_if
+from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.playground.sidebyside import changed_lines, rows
 from instancetype_webhook.playground.unknown import unknown_field_marks
 from instancetype_webhook.playground.yamlpos import Parsed, Path, YAMLProblem, dump, locate, parse
@@ -44,11 +46,13 @@ class Choices:
     preference: str = ""
     resize_instancetype: str = ""
     resize_preference: str = ""
+    compare_release: str = ""  # a second KubeVirt release: the page also shows what it answers otherwise
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Choices:
         values: dict[str, str] = {}
-        for name in ("policy", "instancetype", "preference", "resize_instancetype", "resize_preference"):
+        for name in ("policy", "instancetype", "preference", "resize_instancetype", "resize_preference",
+                     "compare_release"):
             value = body.get(name, "")
             if value is None:
                 value = ""
@@ -152,7 +156,38 @@ def run(text: str, choices: Choices, ctx: ReviewContext, max_depth: int = 200) -
     except (PlaygroundError, rv.ReviewError) as exc:
         return {"ok": False, "error": str(exc)}
     ctx = dataclasses.replace(ctx, policy=choices.policy or ctx.policy)
-    return examine(review, parsed, prefix, choices, ctx)
+    if not choices.compare_release:
+        return examine(review, parsed, prefix, choices, ctx)
+    from instancetype_webhook.kubevirt.configuration import with_release
+    from instancetype_webhook.kubevirt.releases import resolve
+
+    try:
+        second = resolve(choices.compare_release, default="")
+    except ValueError as exc:
+        return {"ok": False, "error": f"compare with release: {exc}"}
+    out = examine(review, parsed, prefix, choices, ctx)
+    as_second = copy.deepcopy(review)
+    as_second["request"]["object"] = prune_object(review["request"]["object"], second)
+    then = examine(as_second, parsed, prefix, choices, dataclasses.replace(ctx, cluster=with_release(ctx.cluster,
+                                                                                                    second)))
+    compared = what_if(what_was_answered(out, ctx.cluster.release.name),
+                       what_was_answered(then, second.name))
+    return {**out, "whatIf": {**compared.to_dict(), "text": compared.render()}}
+
+
+def what_was_answered(result: dict[str, Any], release: str) -> Answer:
+    """One run's answer as the what-if compares it: the verdict, the causes and warnings, the stored VM's
+    fields and the domain XML's lines."""
+    if result.get("allowed"):
+        verdict = "allowed"
+    else:
+        status = result.get("status") or {}
+        verdict = f"refused by /{result.get('deniedBy')} ({status.get('code')}): {status.get('message')}"
+    causes = [f"{c.get('field') or '<no field>'}: {c.get('message')}" for c in result.get("causes") or []]
+    causes += [f"warning: {w}" for w in result.get("warnings") or []]
+    stored = parse(result["storedYAML"]).value if result.get("storedYAML") else {}
+    domain_xml = result.get("domainXML") or result.get("domainXMLError") or ""
+    return Answer(release, verdict, tuple(causes), flatten(stored), tuple(str(domain_xml).splitlines()))
 
 
 def examine(review: rv.Review, parsed: Parsed, prefix: Path, choices: Choices, ctx: ReviewContext) -> dict[str, Any]:

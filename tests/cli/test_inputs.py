@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from instancetype_webhook.cli.inputs import InputError, MutationDenied, read_request
+from instancetype_webhook.cli.inputs import InputError, MutationDenied, read_request, release_option
 from instancetype_webhook.conformance import cases as inputs
 from instancetype_webhook.conformance import compare, engine
 from tests.kit.cli import run_main
@@ -306,3 +306,71 @@ def test_validate_and_the_missing_datasource():
 def test_the_admission_review_example_carries_the_same_vm():
     review = json.loads((ROOT / "examples/vm-create-infer.json").read_text())
     assert review["request"]["object"] == yaml.safe_load(Path(INFER_VM).read_text())
+
+
+# -- one way to name the release: --kubevirt-version, else INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, for every command;
+# an empty or unparseable value (flag or variable) is one line naming where it came from, and exit status 2
+
+RELEASE_ENV = "INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION"
+
+
+def command_argv(command: str, tmp_path: Path) -> list[str]:
+    """A call of `command` that would otherwise get going (offline files; a cluster that does not exist)."""
+    vm = write(tmp_path, "vm.yaml", VM)
+    return {
+        "expand": ["expand", "-f", vm], "validate": ["validate", "-f", vm], "domxml": ["domxml", "-f", vm],
+        "resize": ["resize", "-f", vm, "--instancetype", "u1.small"],
+        "plan": ["plan", "-f", vm, "--instancetype", "u1.small"],
+        "conformance": ["conformance", str(CONFORMANCE)],
+        "serve": ["serve", "--catalog", str(tmp_path), "--port", "0", "--metrics-port", "0"],
+        "playground": ["playground", "--port", "0"],
+        "audit": ["audit", "--kubeconfig", str(tmp_path / "no-kubeconfig")],
+        "sweep": ["sweep", "--kubeconfig", str(tmp_path / "no-kubeconfig")],
+    }[command]
+
+
+EVERY_COMMAND = ["expand", "validate", "domxml", "resize", "plan", "conformance", "serve", "playground", "audit",
+                 "sweep"]
+
+
+@pytest.mark.parametrize("value, reason", [("", "empty; name a release"), ("  ", "empty; name a release"),
+                                           ("garbage", "cannot parse KubeVirt version 'garbage'"),
+                                           ("v1.5", "older than the oldest release")])
+@pytest.mark.parametrize("where", ["flag", "variable"])
+@pytest.mark.parametrize("command", EVERY_COMMAND)
+def test_a_bad_release_is_refused_alike_by_every_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         command: str, where: str, value: str, reason: str) -> None:
+    argv = command_argv(command, tmp_path)
+    if where == "flag":
+        monkeypatch.setenv(RELEASE_ENV, "v1.8.4")  # the flag wins over a good variable
+        argv += ["--kubevirt-version", value]
+    else:
+        monkeypatch.setenv(RELEASE_ENV, value)
+    code, out, err = run_main(*argv)
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    named = "--kubevirt-version" if where == "flag" else RELEASE_ENV
+    assert f"{named}: " in err and reason in err
+
+
+def test_the_variable_names_the_release_offline_and_the_flag_wins(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    vm = write(tmp_path, "vm.yaml", VM)
+    monkeypatch.setenv(RELEASE_ENV, "v1.7.4")
+    code, out, err = run_main("expand", "-f", vm)
+    assert code == 0 and "creationTimestamp: null" in out and err == ""
+    assert "creationTimestamp" not in run_main("expand", "-f", vm, "--kubevirt-version", "main")[1]
+    monkeypatch.setenv(RELEASE_ENV, "v1.8")  # an assumed release is said, whichever names it
+    assert run_main("expand", "-f", vm)[2] == "note: answering as KubeVirt v1.8.4 (profile v1.8); patch not " \
+                                              "given: v1.8.4 assumed\n"
+
+
+def test_release_option_says_where_the_release_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(RELEASE_ENV, raising=False)
+    assert release_option(None).name == "main"
+    assert release_option(None, default="auto") is None
+    monkeypatch.setenv(RELEASE_ENV, "v1.9.0")
+    assert (release_option(None).name, release_option(None).source) == ("v1.9.0", RELEASE_ENV)
+    assert release_option("v1.7.4").source == "--kubevirt-version"
+    with pytest.raises(InputError, match="^--compare-kubevirt-version: empty"):
+        release_option("", flag="--compare-kubevirt-version")

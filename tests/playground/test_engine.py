@@ -188,3 +188,42 @@ def test_a_text_larger_than_any_storable_vm_is_refused_before_parsing(ctx):
     assert out == {"ok": False, "error": "the text is larger than 2 MiB: no API server stores a VM that large "
                    "(etcd's limit is 1.5 MiB)"}
     assert run(SAMPLES["expand"] + "#" * (MAX_TEXT_BYTES // 2), Choices(), ctx)["ok"] is True
+
+
+# -- a second release: the page shows what it answers otherwise (admission.whatif)
+
+WINDOWS_TEXT = """\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: win, namespace: ns}
+spec:
+  runStrategy: Always
+  instancetype: {name: u1.large}
+  preference: {name: windows.10.virtio}
+  template:
+    spec:
+      domain: {devices: {}}
+"""
+
+
+def test_a_second_release_shows_what_it_answers_otherwise(ctx):
+    out = run(WINDOWS_TEXT, Choices(policy="expand", compare_release="v1.8.4"), ctx)
+    assert out["ok"] and out["allowed"]
+    what_if = out["whatIf"]
+    assert (what_if["first"], what_if["second"], what_if["same"]) == ("main", "v1.8.4", False)
+    # the instance types and preferences are the server's (as its release stores them); the flat VM's provenance
+    # names the release that flattened it
+    assert [f["path"] for f in what_if["fields"]] == ["metadata.annotations.instancetype-webhook.kubevirt.io/"
+                                                      "expanded-from"]
+    assert any("/usr/share/edk2/ovmf/" in line and line.startswith("-") for line in what_if["lines"])
+    assert any("/usr/share/OVMF/" in line and line.startswith("+") for line in what_if["lines"])
+    assert what_if["text"].startswith("what-if: main -> v1.8.4: ")
+    assert out["domainXML"] == run(WINDOWS_TEXT, Choices(policy="expand"), ctx)["domainXML"]  # the first is kept
+
+
+def test_a_second_release_that_answers_alike_and_one_that_names_none(ctx):
+    same = run(SAMPLES["conflict"], Choices(compare_release="v1.9.0"), ctx)["whatIf"]
+    assert same["same"] and same["text"] == "what-if: main -> v1.9.0: no differences\n"
+    assert "whatIf" not in run(SAMPLES["expand"], Choices(), ctx)
+    bad = run(SAMPLES["expand"], Choices(compare_release="banana"), ctx)
+    assert not bad["ok"] and bad["error"].startswith("compare with release: cannot parse KubeVirt version 'banana'")

@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const API = "/playground/api/";
-const FIELDS = ["policy", "instancetype", "preference", "resize-instancetype", "resize-preference"];
+const FIELDS = ["policy", "instancetype", "preference", "resize-instancetype", "resize-preference", "compare-release"];
 const ORIGINS = { server: "the server's policy", namespace: "the namespace's label", annotation: "the VM's annotation" };
 let timer = null;
 let serial = 0;
@@ -133,6 +133,7 @@ async function runNow() {
   const body = {
     text: s.text, policy: s.policy, instancetype: s.instancetype, preference: s.preference,
     resize_instancetype: s["resize-instancetype"], resize_preference: s["resize-preference"],
+    compare_release: s["compare-release"] || "",
   };
   document.body.classList.add("busy");
   let result;
@@ -170,9 +171,17 @@ function clearResults(note) {
   $("stored-head").textContent = "VM as stored";
 }
 
+function renderWhatIf(r) {
+  // the what-if: what the second release answers otherwise (admission.whatif's text form)
+  const box = $("whatif");
+  box.hidden = !(r.ok && r.whatIf);
+  box.textContent = r.ok && r.whatIf ? r.whatIf.text : "";
+}
+
 function render(r) {
   marked = new Map();
   underlines = new Map();
+  renderWhatIf(r);
   document.body.classList.toggle("refused", !(r.ok && r.allowed));
   if (!r.ok) {
     clearResults("");
