@@ -157,13 +157,14 @@ def apply(items: list[dict[str, Any]], mode: str, version: str) -> Outcome:
 def report(outcome: Outcome, item: dict[str, Any], verdict: Verdict) -> None:
     if not verdict.allowed:
         outcome.results += [result(item, "error", cause.message, cause.field) for cause in verdict.causes] or [
-            result(item, "error", verdict.message)]
+            result(item, "error", verdict.message or "rejected")]
     outcome.results += [result(item, "warning", warning) for warning in verdict.warnings]
 
 
 def result(item: dict[str, Any], severity: str, message: str, path: str | None = None) -> dict[str, Any]:
     """One entry of the ResourceList's results (the KRM functions specification's shape)."""
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    found = item.get("metadata")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
     ref = {"apiVersion": item.get("apiVersion"), "kind": item.get("kind"), "name": meta.get("name")}
     if meta.get("namespace"):
         ref["namespace"] = meta["namespace"]
