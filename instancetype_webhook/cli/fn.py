@@ -43,6 +43,7 @@ from instancetype_webhook.sources.catalog import CatalogError
 RESOURCE_LIST = "ResourceList"
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 MODES = ("expand", "validate")
+WIDTH = 1 << 16  # a message stays on one line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -90,9 +91,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         answer = {"apiVersion": "config.kubernetes.io/v1", "kind": RESOURCE_LIST, "items": outcome.items}
         if outcome.results:
             answer["results"] = outcome.results
-        out.write(yaml.safe_dump(answer, sort_keys=False))
+        out.write(yaml.safe_dump(answer, sort_keys=False, width=WIDTH))
     else:
-        out.write(yaml.safe_dump_all(outcome.items, sort_keys=False))
+        out.write(yaml.safe_dump_all(outcome.items, sort_keys=False, width=WIDTH))
         for result in outcome.results:
             err.write(f"{result['severity']}: {reference(result['resourceRef'])}: {result['message']}\n")
     return 1 if outcome.failed else 0
