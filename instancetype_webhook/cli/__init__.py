@@ -15,7 +15,7 @@ from instancetype_webhook.kubevirt.source import SourceUnavailable
 # Each name is a module instancetype_webhook.cli.<name> exposing register(subparsers) that sets `func` on its parser;
 # func(args) returns the exit status.
 COMMANDS = ("expand", "validate", "conformance", "domxml", "serve", "certs", "audit", "sweep", "resize", "plan",
-            "playground")
+            "playground", "fn")
 
 
 class VersionAction(argparse.Action):

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         request = read_request(args.filename, stdin or sys.stdin, args.catalog, getattr(args, "old", None),
-                               getattr(args, "kubevirt_version", "main"))
+                               getattr(args, "kubevirt_version", "main"), recursive=getattr(args, "recursive", False))
         announce(request.inputs.release, err)
         check_fields(request.inputs, getattr(args, "strict", False), err)
         subject = request.subject(SUBJECT_KINDS)

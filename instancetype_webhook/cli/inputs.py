@@ -1,12 +1,14 @@
 """Input handling shared by the offline commands (`expand`, `validate`, `domxml`): one reader for all three.
 
-`-f PATH` (repeatable; `-` is stdin) names YAML or JSON files, each possibly holding several documents or
-a `List`. VirtualMachines are the subjects; instance types, preferences, ControllerRevisions and what
-`inferFromVolume` reads (PVCs, DataVolumes, DataSources, VolumeSnapshots) found in any file join the
-reference source, on top of the catalogue (the bundled common-instancetypes unless `--catalog DIR` names
-another directory; `build_source` builds that source). A `kubevirt.io/v1` KubeVirt object is the cluster
-configuration (`Inputs.cluster_settings`); a VirtualMachineInstance is a running VM's VMI (`Inputs.vmis`,
-read by `plan`). `--old FILE` is the stored VM of an UPDATE.
+`-f PATH` (repeatable; `-` is stdin) names YAML or JSON files, each possibly holding several documents or a
+`List`, or a directory of them (`-R`: its subdirectories too), or an AdmissionReview (its `request.object`; on
+an UPDATE its `request.oldObject` is the stored VM): `cli.documents` reads them. VirtualMachines are the
+subjects; instance types, preferences, ControllerRevisions and what `inferFromVolume` reads (PVCs,
+DataVolumes, DataSources, VolumeSnapshots) found in any file join the reference source, on top of the
+catalogue (the bundled common-instancetypes unless `--catalog DIR` names another directory; `build_source`
+builds that source). A `kubevirt.io/v1` KubeVirt object is the cluster configuration
+(`Inputs.cluster_settings`); a VirtualMachineInstance is a running VM's VMI (`Inputs.vmis`, read by `plan`).
+`--old FILE` is the stored VM of an UPDATE.
 
 `--kubevirt-version R` (`add_release_argument`; default main) answers as KubeVirt release R: the documents
 and the catalogue are pruned as R's API server would store them (`kubevirt.prune`), and the settings carry
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from instancetype_webhook.cli.syntax import syntax_message
+from instancetype_webhook.cli.documents import DocumentError, Review, read_argument
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.configuration import (
     DEFAULT_SETTINGS,
@@ -39,7 +41,7 @@ from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile, from_kubevirt, resolve
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.settings import ENV_PREFIX
-from instancetype_webhook.sources.catalog import CatalogError, is_reference_object, iter_documents, load_catalog
+from instancetype_webhook.sources.catalog import is_reference_object, load_catalog
 
 VIRTUAL_MACHINE = "VirtualMachine"
 VIRTUAL_MACHINE_INSTANCE = "VirtualMachineInstance"
@@ -66,6 +68,7 @@ class Inputs:
     files: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     release: ReleaseProfile = MAIN_PROFILE
     given: list[tuple[str, list[dict[str, Any]]]] | None = None  # the files before pruning (cli.strict checks them)
+    reviews: list[Review] = field(default_factory=list)
 
     @property
     def documents(self) -> list[dict[str, Any]]:
@@ -111,7 +114,18 @@ class Inputs:
         if release is None:
             release = from_kubevirt(self.kubevirt())
         files = [(origin, [prune_object(doc, release) for doc in docs]) for origin, docs in self.files]
-        return Inputs(files, release, self.files if self.given is None else self.given)
+        return Inputs(files, release, self.files if self.given is None else self.given, self.reviews)
+
+    def holds(self) -> str:
+        """What the files hold, for a message that says why there is nothing to work on: "a ConfigMap",
+        "an AdmissionReview of a CREATE of a ConfigMap by alice", "3 objects (2 ConfigMap, 1 Secret)"."""
+        if len(self.reviews) == 1 and len(self.documents) <= 1:
+            return self.reviews[0].describe()
+        kinds = [str(doc.get("kind") or "object without a kind") for doc in self.documents]
+        if len(kinds) <= 1:
+            return f"a {kinds[0]}" if kinds else "no object"
+        counts = {kind: kinds.count(kind) for kind in kinds}
+        return f"{len(kinds)} objects ({', '.join(f'{n} {kind}' for kind, n in counts.items())})"
 
 
 def add_release_argument(parser: Any, default: str | None = "main", where: str = "", shown: str | None = None) -> None:
@@ -176,37 +190,42 @@ def read_text(path: str, stdin: TextIO | None = None) -> str:
         raise InputError(f"{path}: cannot read: {reason}") from exc
 
 
-def read_inputs(paths: list[str], stdin: TextIO | None = None) -> Inputs:
-    """Every document of every file; raises InputError for unreadable files or non-object documents."""
+def read_inputs(paths: list[str], stdin: TextIO | None = None, recursive: bool = False) -> Inputs:
+    """Every document of every file (a directory: of its files; `recursive`: of its subdirectories' too);
+    raises InputError for unreadable files or non-object documents."""
     inputs = Inputs()
     for path in paths:
-        origin = "<stdin>" if path == "-" else path
         try:
-            docs = list(iter_documents(read_text(path, stdin), origin))
-        except CatalogError as exc:
-            raise InputError(syntax_message(exc, origin) or str(exc)) from exc
-        except UnicodeError as exc:
-            raise InputError(f"{origin}: not valid UTF-8 text: {exc}") from exc
-        if not docs:
-            raise InputError(f"{origin}: no Kubernetes object found")
-        for doc in docs:
-            meta = doc.get("metadata")
-            if is_reference_object(doc) and not (isinstance(meta, dict) and isinstance(meta.get("name"), str)):
-                raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
-        inputs.files.append((origin, docs))
+            documents = read_argument(path, lambda name: read_text(name, stdin), recursive)
+        except DocumentError as exc:
+            raise InputError(str(exc)) from exc
+        for origin, docs in documents.files:
+            for doc in docs:
+                meta = doc.get("metadata")
+                if is_reference_object(doc) and not (isinstance(meta, dict) and isinstance(meta.get("name"), str)):
+                    raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
+            inputs.files.append((origin, docs))
+        inputs.reviews.extend(documents.reviews)
     return inputs
 
 
-def read_subject(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...]) -> tuple[dict[str, Any], Inputs]:
+def read_subject(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...],
+                 recursive: bool = False) -> tuple[dict[str, Any], Inputs]:
     """The one document whose kind is in `kinds`, and everything read from `paths`."""
-    inputs = read_inputs(paths, stdin)
+    inputs = read_inputs(paths, stdin, recursive)
+    return the_subject(inputs, kinds), inputs
+
+
+def the_subject(inputs: Inputs, kinds: tuple[str, ...]) -> dict[str, Any]:
+    """The one document whose kind is in `kinds`; InputError saying what the files hold instead."""
     subjects = [doc for doc in inputs.documents if doc.get("kind") in kinds]
     wanted = " or ".join(kinds)
+    origins = ", ".join(dict.fromkeys(origin for origin, _ in inputs.files)) or "the input"
     if not subjects:
-        raise InputError(f"no document of kind {wanted} in {', '.join(paths)}")
+        raise InputError(f"no {wanted} in {origins}: it holds {inputs.holds()}")
     if len(subjects) > 1:
-        raise InputError(f"{len(subjects)} documents of kind {wanted}; give exactly one")
-    return subjects[0], inputs
+        raise InputError(f"{len(subjects)} documents of kind {wanted} in {origins}; give exactly one")
+    return subjects[0]
 
 
 def build_source(objects: list[dict[str, Any]], catalog: str | None, vm: dict[str, Any],
@@ -245,12 +264,7 @@ class Request:
 
     def subject(self, kinds: tuple[str, ...]) -> dict[str, Any]:
         """The one document whose kind is in `kinds`."""
-        subjects = [doc for doc in self.inputs.documents if doc.get("kind") in kinds]
-        if len(subjects) != 1:
-            found = "no document" if not subjects else f"{len(subjects)} documents"
-            origins = ", ".join(origin for origin, _ in self.inputs.files)
-            raise InputError(f"{found} of kind {' or '.join(kinds)} in {origins}; give exactly one")
-        return subjects[0]
+        return the_subject(self.inputs, kinds)
 
     def old_for(self, vm: dict[str, Any]) -> dict[str, Any] | None:
         """The stored VM when `vm` is its UPDATE (same namespace and name), else None (a CREATE)."""
@@ -283,25 +297,47 @@ class Request:
 
 
 def read_request(paths: list[str], stdin: TextIO | None, catalog: str | None, old: str | None = None,
-                 version: str | None = "main") -> Request:
+                 version: str | None = "main", recursive: bool = False) -> Request:
     """Everything the -f files, --catalog and --old give, as release `version` stores it; InputError (or
-    CatalogError) when unreadable."""
-    inputs = read_inputs(paths, stdin).as_release(version)
-    old_vm = prune_object(read_old_vm(old, stdin), inputs.release) if old else None
+    CatalogError) when unreadable. The stored VM of an UPDATE is --old's, or an UPDATE AdmissionReview's
+    `request.oldObject`."""
+    inputs = read_inputs(paths, stdin, recursive).as_release(version)
+    stored = old_from_reviews(inputs.reviews)
+    if old and stored is not None:
+        raise InputError(f"--old and {stored[0]}'s request.oldObject both give the stored VM; give one")
+    old_vm = read_old_vm(old, stdin) if old else stored[1] if stored else None
+    old_vm = prune_object(old_vm, inputs.release) if old_vm is not None else None
     first_vm = inputs.vms[0] if inputs.vms else (old_vm or {})
     source = build_source(inputs.reference_objects, catalog, first_vm, inputs.release)
     return Request(inputs, old_vm, source, inputs.cluster_settings())
 
 
+def old_from_reviews(reviews: list[Review]) -> tuple[str, dict[str, Any]] | None:
+    """(origin, request.oldObject) of the UPDATE AdmissionReview among the inputs that has a VM there."""
+    updates = [(review.origin, review.old_object) for review in reviews
+               if review.operation == "UPDATE" and review.old_object is not None
+               and review.old_object.get("kind") == VIRTUAL_MACHINE]
+    if len(updates) > 1:
+        raise InputError(f"{len(updates)} UPDATE AdmissionReviews of a VirtualMachine; give one at a time")
+    return updates[0] if updates else None
+
+
 def add_input_arguments(parser: Any, what: str, old: bool = True, dest: str = "filename") -> None:
     """The input flags every offline command shares: -f FILE (repeatable; `what` says what the files hold),
-    --catalog DIR, --old FILE (`old`) and --kubevirt-version R."""
+    -R, --catalog DIR, --old FILE (`old`) and --kubevirt-version R."""
     parser.add_argument("-f", "--filename", dest=dest, action="append", required=True, metavar="FILE",
-                        help=f"{what} (YAML or JSON, multi-document); '-' reads stdin")
+                        help=f"{what}: a file (YAML or JSON, multi-document, a List, an AdmissionReview), a "
+                             "directory of them, or '-' for stdin")
+    add_recursive_argument(parser)
     parser.add_argument("--catalog", metavar="DIR", help="use the manifests under DIR instead of the bundled catalogue")
     if old:
         add_old_argument(parser)
     add_release_argument(parser)
+
+
+def add_recursive_argument(parser: Any) -> None:
+    parser.add_argument("-R", "--recursive", action="store_true",
+                        help="read the directories given with -f and their subdirectories, as kubectl does")
 
 
 def add_old_argument(parser: Any) -> None:

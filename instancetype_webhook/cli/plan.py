@@ -36,6 +36,7 @@ from instancetype_webhook.cli import compare
 from instancetype_webhook.cli.inputs import (
     InputError,
     Inputs,
+    add_recursive_argument,
     add_release_argument,
     build_source,
     read_inputs,
@@ -70,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the running VM in the cluster (with --kubeconfig/--in-cluster)")
     p.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
                    help="offline: the VM as started, its VMI, reference objects, a KubeVirt CR ('-' reads stdin)")
+    add_recursive_argument(p)
     p.add_argument("--new", metavar="FILE", help="the edited VM (a manifest)")
     p.add_argument("--instancetype", metavar="[KIND/]NAME", help="the new instance type of the running VM")
     p.add_argument("--preference", metavar="[KIND/]NAME", help="the new preference of the running VM")
@@ -159,7 +161,7 @@ def _gather(args: argparse.Namespace, err: TextIO) -> tuple[Started, dict[str, A
 
 
 def _from_files(args: argparse.Namespace, err: TextIO) -> tuple[Started, dict[str, Any], ClusterSettings, list[str]]:
-    inputs = read_inputs(args.filename, sys.stdin).as_release(args.kubevirt_version)
+    inputs = read_inputs(args.filename, sys.stdin, args.recursive).as_release(args.kubevirt_version)
     check_fields(inputs, args.strict, err)
     if len(inputs.vms) != 1:
         raise PlanInputError(f"{len(inputs.vms) or 'no'} VirtualMachine(s) in {', '.join(args.filename)}; "

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print("error: name the new size: --instancetype NAME and/or --preference NAME", file=err)
         return 2
     try:
-        _, given = read_subject(args.filename, sys.stdin, (VM_KIND,))
+        _, given = read_subject(args.filename, sys.stdin, (VM_KIND,), recursive=getattr(args, "recursive", False))
         inputs = given.as_release(getattr(args, "kubevirt_version", "main"))
         vm = inputs.vms[0]
         source = build_source(inputs.reference_objects, args.catalog, vm, inputs.release)

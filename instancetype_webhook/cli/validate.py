@@ -98,13 +98,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     out, err = out or sys.stdout, err or sys.stderr
     try:
         request = read_request(args.files, stdin, args.catalog, getattr(args, "old", None),
-                               getattr(args, "kubevirt_version", "main"))
+                               getattr(args, "kubevirt_version", "main"), recursive=getattr(args, "recursive", False))
         announce(request.inputs.release, err)
         check_fields(request.inputs, getattr(args, "strict", False), err)
         todo = subjects(request.inputs)
         if not todo:
             raise InputError(f"{request.inputs.files[0][0]}: "
-                             "no VirtualMachine, instance type or preference to validate")
+                             "no VirtualMachine, instance type or preference to validate: it holds "
+                             f"{request.inputs.holds()}")
         request.check_old(request.inputs.vms)
     except (InputError, CatalogError) as exc:
         err.write(f"error: {exc}\n")

@@ -94,7 +94,7 @@ def test_conflict_prints_the_causes_and_exits_1(tmp_path):
 
 @pytest.mark.parametrize("content, fragment", [
     ("{not: [valid", "not valid YAML or JSON"),
-    ("kind: ConfigMap\n", "no document of kind VirtualMachine"),
+    ("kind: ConfigMap\n", "bad.yaml: it holds a ConfigMap"),
     ("- 1\n- 2\n", "expected a Kubernetes object"),
 ])
 def test_unreadable_input_is_one_line_and_exit_2(tmp_path, content, fragment):

@@ -374,3 +374,159 @@ def test_release_option_says_where_the_release_came_from(monkeypatch: pytest.Mon
     assert release_option("v1.7.4").source == "--kubevirt-version"
     with pytest.raises(InputError, match="^--compare-kubevirt-version: empty"):
         release_option("", flag="--compare-kubevirt-version")
+
+
+# -- every form a user has the objects in, on the commands that read them: each file of examples/ (what `curl`
+# sends the webhook) with expand, validate and domxml; an UPDATE AdmissionReview; directories and -R; Lists
+
+EXAMPLES = ROOT / "examples"
+# file: (expand, validate, domxml) exit status, and a line each says when it answers 1 or 2
+EXAMPLE_ANSWERS = {
+    "vm.json": ((0, 0, 0), ""),
+    "vm-create-expand.json": ((0, 0, 0), ""),
+    "vm-create-reference.json": ((0, 0, 0), ""),
+    "vm-conflict.json": ((1, 1, 1), "conflicts with selected instance type"),
+    "vm-missing-reference.json": ((1, 0, 1), '"u1.colossal" not found'),  # validating alone: a warning
+    "vm-create-infer.json": ((1, 1, 1), 'datasources.cdi.kubevirt.io "fedora" not found'),
+    "instancetype-object.json": ((2, 0, 2), ""),
+    "instancetype-object-invalid.json": ((2, 1, 2), "spec.cpu in body is required"),
+    "unrelated-kind.json": ((2, 2, 2), ""),
+}
+# what expand and domxml (and validate, for the ConfigMap) say of a review of anything else than a VM
+NOT_A_VM = "it holds an AdmissionReview of a CREATE of a {} by alice"
+KIND_OF = {"instancetype-object.json": "VirtualMachineInstancetype",
+           "instancetype-object-invalid.json": "VirtualMachineInstancetype", "unrelated-kind.json": "ConfigMap"}
+
+
+def test_every_example_has_its_answer_here():
+    assert sorted(EXAMPLE_ANSWERS) == sorted(p.name for p in EXAMPLES.glob("*.json"))
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLE_ANSWERS))
+def test_each_example_works_with_expand_validate_and_domxml(name):
+    codes, line = EXAMPLE_ANSWERS[name]
+    for command, expected in zip(("expand", "validate", "domxml"), codes, strict=True):
+        code, out, err = run_main(command, "-f", str(EXAMPLES / name))
+        assert code == expected, (command, out, err)
+        assert "Traceback" not in err
+        if expected == 0:
+            assert out and (command == "validate" or err == ""), (command, err)
+        elif expected == 1:
+            assert line in (out if command == "validate" else err), (command, out, err)
+        else:
+            assert err.startswith("error: ") and "no VirtualMachine" in err, err
+            assert NOT_A_VM.format(KIND_OF[name]) in err, err
+            assert len(err.splitlines()) == 1 and out == "", (command, err)
+
+
+@pytest.mark.parametrize("name", [n for n, (codes, _) in EXAMPLE_ANSWERS.items() if codes[1] != 2
+                                  and json.loads((EXAMPLES / n).read_text())["kind"] == "AdmissionReview"])
+def test_validate_answers_what_the_webhook_answers_curl(name):
+    """The API server's path for the same review: /mutate, then /validate on what it stored."""
+    from instancetype_webhook.admission.mutate import mutate
+    from instancetype_webhook.admission.validate import validate
+    from tests.kit.admission import catalog_context, decide, stored
+
+    review = json.loads((EXAMPLES / name).read_text())
+    ctx = catalog_context()
+    response = decide(mutate, review, ctx)
+    if response["allowed"]:
+        review["request"]["object"] = stored(review["request"]["object"], response)
+        response = decide(validate, review, ctx)
+    code, out, _ = run_main("validate", "-f", str(EXAMPLES / name), "-o", "json")
+    ours = json.loads(out)
+    assert ours["allowed"] == response["allowed"] and code == (0 if response["allowed"] else 1)
+    if not response["allowed"]:
+        assert ours["status"]["message"] == response["status"]["message"]
+
+
+@pytest.mark.parametrize("name", ["vm-create-expand.json", "vm-create-reference.json", "vm-create-infer.json"])
+def test_a_review_answers_as_its_object_does(tmp_path, name):
+    review = json.loads((EXAMPLES / name).read_text())
+    (tmp_path / "vm.json").write_text(json.dumps(review["request"]["object"]))  # in its order: the output's
+    vm = str(tmp_path / "vm.json")
+    volumes = ["-f", INFER_VOLUMES]
+    for command in ("expand", "domxml"):
+        by_review = run_main(command, "-f", str(EXAMPLES / name), *volumes)
+        assert by_review.code == 0, by_review.err
+        assert by_review == run_main(command, "-f", vm, *volumes)
+        assert by_review == run_main(command, "-f", "-", *volumes, stdin=(EXAMPLES / name).read_text())
+
+
+def test_the_namespace_comes_from_the_request(tmp_path):
+    review = json.loads((EXAMPLES / "vm-create-reference.json").read_text())
+    review["request"]["namespace"] = "team-a"
+    del review["request"]["object"]["metadata"]["namespace"]
+    code, out, err = run_main("expand", "-f", write(tmp_path, "r.yaml", review), "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["metadata"]["namespace"] == "team-a"
+
+
+def update_review(tmp_path: Path, c: dict) -> str:
+    """The DENIED case as the API server sends it: an UPDATE AdmissionReview with the stored VM."""
+    vm, old = c["input"]["vm"], c["input"]["oldVm"]
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "u", "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "operation": "UPDATE", "namespace": vm["metadata"]["namespace"], "userInfo": {"username": "bob"},
+        "object": vm, "oldObject": old}}
+    return write(tmp_path, "update.yaml", review)
+
+
+def test_an_update_review_is_an_update_for_all_three_commands(tmp_path):
+    c = case(DENIED)
+    argv = write_case(tmp_path, c)
+    with_old = {command: run_main(command, *argv) for command in ("expand", "validate", "domxml")}
+    objects = [doc for doc in yaml.safe_load_all(Path(argv[1]).read_text()) if doc["kind"] != "VirtualMachine"]
+    files = ["-f", update_review(tmp_path, c), "-f", write(tmp_path, "objects.yaml", *objects), "--catalog", argv[3]]
+    for command, answer in with_old.items():
+        assert answer.code == 1
+        assert run_main(command, *files) == answer, command
+    code, _, err = run_main("expand", *files, "--old", argv[5])
+    assert code == 2 and err.startswith("error: --old and ") and "request.oldObject both give the stored VM" in err
+
+
+def test_a_delete_review_says_there_is_nothing_to_check(tmp_path):
+    review = json.loads((EXAMPLES / "vm.json").read_text())
+    delete = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "d", "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "operation": "DELETE", "namespace": "default", "oldObject": review}}
+    code, out, err = run_main("expand", "-f", write(tmp_path, "d.yaml", delete))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [f"error: no VirtualMachine in {tmp_path / 'd.yaml'}: it holds an AdmissionReview "
+                                "of a DELETE of a VirtualMachine, which carries no object to check"]
+
+
+@pytest.mark.parametrize("command, extra", [("expand", []), ("validate", []), ("domxml", []),
+                                            ("resize", ["--instancetype", "u1.small"]),
+                                            ("plan", ["--preference", "VirtualMachinePreference/mine"])])
+def test_every_command_reads_a_directory_and_r_its_subdirectories(tmp_path, command, extra):
+    (tmp_path / "vms" / "team").mkdir(parents=True)
+    preference = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+                  "metadata": {"name": "mine", "namespace": "ns"}, "spec": {"devices": {"preferredDiskBus": "sata"}}}
+    vm = {**VM, "spec": {**VM["spec"], "preference": {"kind": "VirtualMachinePreference", "name": "mine"}}}
+    if command in ("resize", "plan"):  # a flat VM that runs (what both take)
+        vm = json.loads(run_main("expand", "-f", "-", "-o", "json", "--provenance",
+                                 stdin=yaml.safe_dump_all([vm, preference]))[1])
+    (tmp_path / "vms" / "vm.yaml").write_text(yaml.safe_dump(vm))
+    (tmp_path / "vms" / "team" / "preference.json").write_text(json.dumps(preference))
+    one_file = run_main(command, "-f", "-", *extra, stdin=yaml.safe_dump_all([vm, preference]))
+    assert one_file.code in (0, 1) and "error" not in one_file.err, one_file  # plan: 1 is "needs a restart"
+    assert run_main(command, "-f", str(tmp_path / "vms"), "-R", *extra) == one_file
+    without = run_main(command, "-f", str(tmp_path / "vms"), *extra)  # the preference in team/ is not read
+    assert without != one_file and '"mine" not found' in without.out + without.err, without
+
+
+def test_a_list_holds_the_vm_and_its_objects(tmp_path):
+    preference = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+                  "metadata": {"name": "mine", "namespace": "ns"}, "spec": {"devices": {"preferredDiskBus": "sata"}}}
+    vm = {**VM, "spec": {**VM["spec"], "preference": {"kind": "VirtualMachinePreference", "name": "mine"}}}
+    listed = {"apiVersion": "v1", "kind": "List", "items": [vm, preference]}
+    code, out, err = run_main("expand", "-f", "-", "-o", "json", stdin=json.dumps(listed, indent="\t"))
+    assert code == 0, err
+    assert json.loads(out)["spec"]["template"]["spec"]["domain"]["devices"]["disks"][0]["disk"]["bus"] == "sata"
+
+
+def test_two_vms_name_where_they_came_from(tmp_path):
+    code, _, err = run_main("expand", "-f", write(tmp_path, "vms.yaml", VM, VM))
+    where = tmp_path / "vms.yaml"
+    assert code == 2 and err == f"error: 2 documents of kind VirtualMachine in {where}; give exactly one\n"
