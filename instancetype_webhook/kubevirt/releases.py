@@ -81,6 +81,8 @@ DISABLED_FEATURE_GATES = "disabled-feature-gates-field"
 PANIC_DEVICE_CREATION = "panic-device-creation"
 INFER_FROM_SNAPSHOTS = "infer-from-snapshots"
 LAUNCH_SECURITY_WARNING = "instancetype-launch-security-deprecated"
+ARM64_EFI_SECURE_BOOT_DEFAULT = "arm64-efi-secure-boot-default-false"
+TDX_QGS_SOCKET_ANNOTATION = "tdx-qgs-socket-annotation"
 
 CHANGES: tuple[Change, ...] = (
     Change(DISABLED_FEATURE_GATES, _v(1, 8), "developerConfiguration.disabledFeatureGates exists", "-"),
@@ -93,6 +95,8 @@ CHANGES: tuple[Change, ...] = (
     Change(INFER_FROM_SNAPSHOTS, _v(1, 9), "inferFromVolume follows VolumeSnapshot sources", "C4"),
     Change(BETA_GATES_ON, _v(1, 9), "a Beta feature gate is on unless disabled", "C5"),
     Change(LAUNCH_SECURITY_WARNING, _v(1, 9), "warning on an instance type's launchSecurity", "C2"),
+    Change(TDX_QGS_SOCKET_ANNOTATION, _v(1, 9),
+           "virt-api annotates a TDX VMI with kubevirt.io/qgs-socket-path", "vmi-mutator.go"),
     Change(EDK2_OVMF_LAYOUT, _v(1, 9), "amd64 firmware in /usr/share/edk2/ovmf (was /usr/share/OVMF)", "C8"),
     Change("nad-swap-always-live", _v(1, 9), "a NAD name change is live without a gate", "B4"),
     Change("nad-swap-migratable-only", MAIN, "a NAD name change is live only on a migratable VMI", "8737323d0e"),

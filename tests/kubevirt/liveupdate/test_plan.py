@@ -3,6 +3,7 @@
 what is patched into the running VMI, the hotplug conditions, the transient sync errors."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -402,3 +403,14 @@ def test_a_restart_set_by_a_handler_does_not_stop_the_later_handlers() -> None:
 def test_the_first_handler_message_stays() -> None:
     # u1.2xlarge: 8 sockets above the boot maximum 4, and 32Gi above maxGuest 16Gi: the CPU message stays
     assert plan(typed("u1.medium"), typed("u1.2xlarge")).restart_required == HIGHER
+
+
+def test_a_hotplugged_volume_is_appended_to_disks_that_carry_their_defaults() -> None:
+    old = vm(domain={"devices": {"disks": [{"name": "root"}]}})
+    new = copy.deepcopy(old)
+    template = new["spec"]["template"]["spec"]
+    template["volumes"].append({"name": "data", "persistentVolumeClaim": {"claimName": "data", "hotpluggable": True}})
+    template["domain"]["devices"]["disks"].append({"name": "data", "disk": {"bus": "scsi"}})
+    patched = plan(old, new).vmi_patched
+    assert patched["spec.domain.devices.disks"] == [{"name": "root", "disk": {"bus": "sata"}},
+                                                    {"name": "data", "disk": {"bus": "scsi"}}]
