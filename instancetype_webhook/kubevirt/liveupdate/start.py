@@ -36,6 +36,7 @@ from instancetype_webhook.kubevirt.liveupdate.revisions import (
 )
 from instancetype_webhook.kubevirt.liveupdate.vmi_defaults import defaults_config, vmi_create_defaults
 from instancetype_webhook.kubevirt.mutator import mutate_vm
+from instancetype_webhook.kubevirt.releases import ARM64_EFI_SECURE_BOOT_DEFAULT
 from instancetype_webhook.kubevirt.source import Source
 
 # virt-controller's namespace for the name-based ("legacy") firmware UUID.
@@ -163,6 +164,9 @@ def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -
         vmi_create_defaults(vmi, settings, defaults_config(configuration))
     except ExpandError as exc:
         raise StartError(exc.message) from exc
+    refusal = _arm64_secure_boot_refusal(spec, settings)
+    if refusal is not None:
+        raise StartError(refusal)
     meta = _obj(vm.get("metadata"))
     status: dict[str, Any] = {"phase": "Running", "conditions": _conditions(), **_obj(vmi.get("status"))}
     vmi_meta = {"name": meta.get("name"), "namespace": meta.get("namespace") or "default"}
@@ -171,6 +175,21 @@ def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -
         vmi_meta["annotations"] = annotations
     return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": vmi_meta,
             "spec": spec, "status": status}
+
+
+ARM64_SECURE_BOOT_FIELD = "spec.domain.firmware.bootloader.efi.secureboot"
+
+
+def _arm64_secure_boot_refusal(spec: dict[str, Any], settings: ClusterSettings) -> str | None:
+    """Before v1.8.3 the VMI create admitter refuses an arm64 EFI whose secureBoot is unset or true (the
+    defaults set it only on the EFI they create): virt-controller cannot create the VMI."""
+    if spec.get("architecture") != "arm64" or settings.release.has(ARM64_EFI_SECURE_BOOT_DEFAULT):
+        return None
+    bootloader = _obj(_obj(_obj(spec.get("domain")).get("firmware")).get("bootloader"))
+    if not isinstance(bootloader.get("efi"), dict) or bootloader["efi"].get("secureBoot") is False:
+        return None
+    return (f"the VMI create webhook refuses the VMI: {ARM64_SECURE_BOOT_FIELD}: "
+            "UEFI secure boot is currently not supported on aarch64 Arch")
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -137,9 +137,20 @@ def test_the_running_vmi_carries_virt_api_s_vmi_defaults(architecture: str, bus:
     assert ("kubevirt.io/pci-topology-version" in vmi["metadata"].get("annotations", {})) is pcie
 
 
-@pytest.mark.parametrize(("release", "secure_boot"), [("v1.8.2", None), ("v1.8.4", False)])
-def test_the_running_arm64_vmi_s_efi_secure_boot_default_follows_the_release(release: str,
-                                                                             secure_boot: bool | None) -> None:
+def test_the_running_arm64_vmi_s_efi_gets_secure_boot_off_from_v1_8_3() -> None:
     vm = plain_vm("arm64", {"devices": {}, "firmware": {"bootloader": {"efi": {}}}})
-    efi = _release_started(vm, release).vmi["spec"]["domain"]["firmware"]["bootloader"]["efi"]
-    assert efi.get("secureBoot") is secure_boot
+    efi = _release_started(vm, "v1.8.4").vmi["spec"]["domain"]["firmware"]["bootloader"]["efi"]
+    assert efi == {"secureBoot": False}
+
+
+@pytest.mark.parametrize("efi", [{}, {"secureBoot": True}])
+def test_before_v1_8_3_an_arm64_efi_with_secure_boot_unset_or_on_cannot_start(efi: dict[str, Any]) -> None:
+    vm = plain_vm("arm64", {"devices": {}, "firmware": {"bootloader": {"efi": efi}}})
+    with pytest.raises(StartError, match="UEFI secure boot is currently not supported on aarch64 Arch"):
+        _release_started(vm, "v1.8.2")
+    assert _release_started(vm, "v1.8.3").vmi["status"]["phase"] == "Running"
+
+
+def test_before_v1_8_3_the_arm64_default_efi_starts() -> None:
+    efi = _release_started(plain_vm("arm64", {"devices": {}}), "v1.8.2").vmi["spec"]["domain"]["firmware"]
+    assert efi["bootloader"] == {"efi": {"secureBoot": False}}
