@@ -5,7 +5,9 @@
 
 Copies the folders in MIRRORED from the shared directory into tests/data/shared/ (same layout),
 deletes copied files that no longer exist there, and prints one line per added (A), changed (M)
-or removed (D) file, then a summary. `--check` changes nothing and exits 1 when the copies differ.
+or removed (D) file, then a summary. The common-instancetypes bundles of each KubeVirt release
+(PACKAGED) are copied into the package too (instancetype_webhook/catalog/releases/), which ships them.
+`--check` changes nothing and exits 1 when the copies differ.
 The shared directory is --from DIR, else $INSTANCETYPE_WEBHOOK_SHARED, else `shared` beside the
 repository (or beside the main checkout when this is a git worktree). Standard library only.
 """
@@ -35,6 +37,8 @@ MIRRORED = (
     "spec",
     "bench",
 )
+# shared folder -> where the package ships the same files (only when shared has that folder)
+PACKAGED = (("common-instancetypes/releases", ROOT / "instancetype_webhook" / "catalog" / "releases"),)
 
 
 @dataclass
@@ -117,6 +121,45 @@ def sync(shared: Path, copy: Path = COPY) -> Changes:
     return changes
 
 
+def _tree_files(top: Path) -> dict[str, Path]:
+    return {p.relative_to(top).as_posix(): p for p in top.rglob("*") if p.is_file()} if top.is_dir() else {}
+
+
+def compare_packaged(shared: Path, packaged: tuple[tuple[str, Path], ...] = PACKAGED) -> Changes:
+    """What syncing the package's copies would do (paths relative to the package folder's parent)."""
+    changes = Changes()
+    for folder, target in packaged:
+        if not (shared / folder).is_dir():
+            continue
+        theirs, ours = _tree_files(shared / folder), _tree_files(target)
+        label = target.name
+        for rel, path in theirs.items():
+            if rel not in ours:
+                changes.added.append(f"{label}/{rel}")
+            elif path.read_bytes() != ours[rel].read_bytes():
+                changes.changed.append(f"{label}/{rel}")
+        changes.removed += [f"{label}/{rel}" for rel in ours if rel not in theirs]
+    return changes
+
+
+def sync_packaged(shared: Path, packaged: tuple[tuple[str, Path], ...] = PACKAGED) -> Changes:
+    """Make the package's copies equal to shared's folders; returns what changed."""
+    changes = compare_packaged(shared, packaged)
+    for folder, target in packaged:
+        if not (shared / folder).is_dir():
+            continue
+        for rel, path in _tree_files(shared / folder).items():
+            destination = target / rel
+            if not destination.is_file() or destination.read_bytes() != path.read_bytes():
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                destination.write_bytes(path.read_bytes())
+                destination.chmod(0o644)
+        for rel in _tree_files(target):
+            if not (shared / folder / rel).is_file():
+                (target / rel).unlink()
+    return changes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from", dest="shared", metavar="DIR",
@@ -128,13 +171,16 @@ def main(argv: list[str] | None = None) -> int:
         where = shared or ROOT.parent / "shared"
         print(f"error: no shared directory at {where} (give --from DIR or set {ENV})", file=sys.stderr)
         return 2
+    packaged = compare_packaged(shared) if args.check else sync_packaged(shared)
+    for line in packaged.lines():
+        print(f"{line} (package: instancetype_webhook/catalog)")
     changes = compare(shared) if args.check else sync(shared)
     for line in changes.lines():
         print(line)
     verb = "differ from" if args.check else "synced from"
     print(f"tests/data/shared {verb} {shared}: {changes.summary()}" if changes
           else f"tests/data/shared equals {shared}")
-    return 1 if args.check and changes else 0
+    return 1 if args.check and (changes or packaged) else 0
 
 
 if __name__ == "__main__":

@@ -86,6 +86,7 @@ MULTI_ARCHITECTURE_CHECK_REMOVED = "multi-architecture-check-removed"
 ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE = "arm64-efi-secure-boot-default-false"
 NAD_SWAP_ALWAYS_LIVE = "nad-swap-always-live"
 NAD_SWAP_MIGRATABLE_ONLY = "nad-swap-migratable-only"
+TDX_QGS_SOCKET_ANNOTATION = "tdx-qgs-socket-annotation"
 
 CHANGES: tuple[Change, ...] = (
     Change(DISABLED_FEATURE_GATES, _v(1, 8), "developerConfiguration.disabledFeatureGates exists", "-"),
@@ -98,6 +99,8 @@ CHANGES: tuple[Change, ...] = (
     Change(INFER_FROM_SNAPSHOTS, _v(1, 9), "inferFromVolume follows VolumeSnapshot sources", "C4"),
     Change(BETA_GATES_ON, _v(1, 9), "a Beta feature gate is on unless disabled", "C5"),
     Change(LAUNCH_SECURITY_DEPRECATION_WARNING, _v(1, 9), "warning on an instance type's launchSecurity", "C2"),
+    Change(TDX_QGS_SOCKET_ANNOTATION, _v(1, 9),
+           "virt-api annotates a TDX VMI with kubevirt.io/qgs-socket-path", "vmi-mutator.go"),
     Change(EDK2_OVMF_LAYOUT, _v(1, 9), "amd64 firmware in /usr/share/edk2/ovmf (was /usr/share/OVMF)", "C8"),
     Change(NAD_SWAP_ALWAYS_LIVE, _v(1, 9), "a NAD name change is live without a gate", "B4"),
     Change(NAD_SWAP_MIGRATABLE_ONLY, MAIN, "a NAD name change is live only on a migratable VMI", "8737323d0e"),

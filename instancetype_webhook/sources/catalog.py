@@ -1,4 +1,6 @@
-"""A Source over YAML/JSON files: a directory of manifests, or the bundled catalogue by default.
+"""A Source over YAML/JSON files: a directory of manifests, or by default the bundled catalogue of the
+release answered as (`instancetype_webhook.catalog.BUNDLES`: the common-instancetypes bundle that release's
+virt-operator deploys), which the source names (`CatalogSource.description`).
 
 Reference objects are the instance type and preference kinds, ControllerRevisions, and what
 `inferFromVolume` reads: PersistentVolumeClaims (v1), DataVolumes and DataSources (cdi.kubevirt.io),
@@ -12,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from instancetype_webhook.catalog import CATALOG_DIR
+from instancetype_webhook.catalog import BUNDLES, Bundle
 from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import (
@@ -82,12 +84,40 @@ def load_objects(paths: Iterable[Path]) -> list[dict[str, Any]]:
     return objects
 
 
+class CatalogSource(InMemorySource):
+    """The objects of a catalogue, and where they came from: `bundle` (None for a directory given) and
+    `description`, e.g. `bundled catalogue common-instancetypes v1.6.0 (the bundle KubeVirt v1.8.x deploys)`."""
+
+    def __init__(self, objects: Iterable[dict[str, Any]] = (), default_namespace: str = "default",
+                 bundle: Bundle | None = None, description: str = ""):
+        super().__init__(objects, default_namespace)
+        self.bundle = bundle
+        self.description = description
+
+
+def bundle_for(release: ReleaseProfile) -> Bundle:
+    """The common-instancetypes bundle `release`'s virt-operator deploys (by release line)."""
+    return BUNDLES[release.line]
+
+
+def describe_catalog(directory: str | Path | None, release: ReleaseProfile = MAIN_PROFILE) -> str:
+    """What `load_catalog(directory, release=release)` reads, in words."""
+    if directory is not None:
+        return f"catalog {directory}"
+    return f"bundled catalogue {bundle_for(release).describe()}"
+
+
 def load_catalog(directory: str | Path | None = None, default_namespace: str = "default",
-                 release: ReleaseProfile = MAIN_PROFILE) -> InMemorySource:
-    """The instance types, preferences and ControllerRevisions found under `directory` (bundled if None), as
-    `release`'s API server stores them (pruned to its schema)."""
-    root = Path(directory) if directory is not None else CATALOG_DIR
-    if not root.is_dir():
-        raise CatalogError(f"{root}: not a directory")
-    objects = [prune_object(obj, release) for obj in load_objects(manifest_files(root))]
-    return InMemorySource(objects, default_namespace=default_namespace)
+                 release: ReleaseProfile = MAIN_PROFILE) -> CatalogSource:
+    """The instance types, preferences and ControllerRevisions found under `directory` (if None: the bundle
+    `release` deploys), as `release`'s API server stores them (pruned to its schema)."""
+    bundle = bundle_for(release) if directory is None else None
+    if bundle is not None:
+        files = bundle.files()
+    else:
+        root = Path(str(directory))
+        if not root.is_dir():
+            raise CatalogError(f"{root}: not a directory")
+        files = manifest_files(root)
+    objects = [prune_object(obj, release) for obj in load_objects(files)]
+    return CatalogSource(objects, default_namespace, bundle, describe_catalog(directory, release))

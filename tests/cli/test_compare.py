@@ -80,7 +80,7 @@ def test_a_release_named_otherwise_compares_and_a_refusal_keeps_exit_1(tmp_path:
 def test_the_default_and_the_variable_are_the_first_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vm = write(tmp_path, WINDOWS)
     assert run_main("expand", "-f", vm, "--compare-kubevirt-version", "v1.8.4").out.startswith(
-        "what-if: main -> v1.8.4: 1 difference\n")
+        "what-if: main -> v1.8.4: 3 differences\n")  # the video type, and v1.8.4's own bundle: sockets
     monkeypatch.setenv("INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION", "v1.8.4")
     assert run_main("expand", "-f", vm, "--compare-kubevirt-version", "v1.9.0").out.startswith(
         "what-if: v1.8.4 -> v1.9.0: 1 difference\n")

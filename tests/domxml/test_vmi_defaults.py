@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from instancetype_webhook.domxml import (
-    render_domain,
-)
+from instancetype_webhook.domxml import DomainError, domain_config_from_settings, render_domain
 from instancetype_webhook.domxml.vmi_defaults import apply_vmi_defaults
+from instancetype_webhook.kubevirt.configuration import settings_from_configuration
+from instancetype_webhook.kubevirt.releases import resolve
 from tests.kit.domxml import conversion, make_vmi
 
 
@@ -24,7 +24,7 @@ def test_defaults_topology_buses_hotplug_and_network():
     spec = apply_vmi_defaults(vmi)["spec"]
     domain = spec["domain"]
     assert domain["cpu"] == {"sockets": 3, "cores": 1, "threads": 1, "model": "host-model", "maxSockets": 12}
-    assert domain["memory"] == {"guest": "2Gi", "maxGuest": str(8 * 2**30)}
+    assert domain["memory"] == {"guest": "2Gi", "maxGuest": "8Gi"}
     assert domain["resources"]["requests"] == {"cpu": "3"}
     assert domain["devices"]["disks"] == [{"name": "c", "cdrom": {"bus": "sata", "readOnly": True, "tray": "closed"}},
                                           {"name": "extra", "disk": {"bus": "sata"}}]
@@ -35,8 +35,8 @@ def test_defaults_topology_buses_hotplug_and_network():
 
 
 @pytest.mark.parametrize("memory, cpu, expected", [
-    ({"guest": "1536Mi"}, {}, str(6 * 2**30)),
-    ({"guest": "1Gi", "hugepages": {"pageSize": "1Gi"}}, {}, str(4 * 2**30)),
+    ({"guest": "1536Mi"}, {}, "6Gi"),
+    ({"guest": "1Gi", "hugepages": {"pageSize": "1Gi"}}, {}, "4Gi"),
     ({"guest": "1500Mi", "hugepages": {"pageSize": "1Gi"}}, {}, None),  # not 1Gi aligned
     ({"guest": "1025Mi"}, {}, None),  # not 2Mi aligned
     ({"guest": "2Gi"}, {"realtime": {}}, None),
@@ -62,3 +62,27 @@ def test_topology_without_sockets_gets_no_cpu_hotplug():
     assert "maxSockets" not in domain["cpu"]
     xml = render_domain(make_vmi({"cpu": {"cores": 4}}))
     assert '<topology sockets="1" cores="4" threads="1"/>' in xml and "<vcpus>" not in xml
+
+
+ARM64_EFI = {"firmware": {"uuid": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "bootloader": {"efi": {}}}}
+
+
+def _release_config(release: str):
+    return domain_config_from_settings(settings_from_configuration(None, release=resolve(release)))
+
+
+@pytest.mark.parametrize("release", ["v1.7.4", "v1.8.2"])
+def test_an_arm64_efi_without_secure_boot_asks_for_secure_boot_before_v1_8_3(release):
+    vmi = make_vmi(ARM64_EFI, architecture="arm64")
+    assert "secureBoot" not in apply_vmi_defaults(vmi, _release_config(release))["spec"]["domain"]["firmware"][
+        "bootloader"]["efi"]
+    with pytest.raises(DomainError, match="SecureBoot=true"):  # the arm64 launcher has no secure-boot firmware
+        render_domain(vmi, config=_release_config(release))
+
+
+@pytest.mark.parametrize("release", ["v1.8.3", "v1.8.4", "main"])
+def test_an_arm64_efi_without_secure_boot_boots_without_it_from_v1_8_3(release):
+    vmi = make_vmi(ARM64_EFI, architecture="arm64")
+    efi = apply_vmi_defaults(vmi, _release_config(release))["spec"]["domain"]["firmware"]["bootloader"]["efi"]
+    assert efi == {"secureBoot": False}
+    assert '<loader readonly="yes" secure="no" type="pflash">' in render_domain(vmi, config=_release_config(release))

@@ -1,7 +1,8 @@
 """A VM as it was created and started, reproduced offline: the stored VM (virt-api's VM mutating webhook,
 then the controller's ControllerRevisions and status refs, the legacy firmware uuid), the VM-start spec
 (`revision-start-vm-<uid>-<generation>`, with the revision names patched in) and the running VMI
-(virt-controller's `startVMI`, then virt-api's VMI create defaults, with the status virt-handler reports
+(virt-controller's `startVMI`, then virt-api's VMI create defaults for the release and architecture,
+`liveupdate.vmi_defaults`, the same the domain XML is rendered from; with the status virt-handler reports
 for a running VMI). Used when no cluster is at hand (files, the conformance cases).
 
     start_vm(vm, source, settings) -> Started        (raises StartError with a readable message)
@@ -16,12 +17,8 @@ from typing import Any
 
 from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import ExpandError
-from instancetype_webhook.kubevirt.configuration import ClusterSettings
-from instancetype_webhook.kubevirt.defaults import (
-    set_default_network_interface,
-    set_default_volume_disks,
-    set_vmi_spec_defaults,
-)
+from instancetype_webhook.kubevirt.configuration import ClusterSettings, release_defaults
+from instancetype_webhook.kubevirt.defaults import set_default_network_interface, set_default_volume_disks
 from instancetype_webhook.kubevirt.find import (
     GROUP,
     RESOURCES,
@@ -30,7 +27,6 @@ from instancetype_webhook.kubevirt.find import (
     not_found,
 )
 from instancetype_webhook.kubevirt.jsondata import clone_tree
-from instancetype_webhook.kubevirt.liveupdate.hotplug import default_max_guest, default_max_sockets, is_live_update
 from instancetype_webhook.kubevirt.liveupdate.model import StartError
 from instancetype_webhook.kubevirt.liveupdate.revisions import (
     FAMILIES,
@@ -38,7 +34,9 @@ from instancetype_webhook.kubevirt.liveupdate.revisions import (
     controller_revision,
     revision_specs,
 )
+from instancetype_webhook.kubevirt.liveupdate.vmi_defaults import defaults_config, vmi_create_defaults
 from instancetype_webhook.kubevirt.mutator import mutate_vm
+from instancetype_webhook.kubevirt.releases import ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE
 from instancetype_webhook.kubevirt.source import Source
 
 # virt-controller's namespace for the name-based ("legacy") firmware UUID.
@@ -161,30 +159,37 @@ def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -
         if conflicts:
             fields = ", ".join(c.field for c in conflicts)
             raise StartError(f"VMI conflicts with instancetype spec in fields: [{fields}]")
-        set_vmi_spec_defaults(spec, settings)
+        vmi: dict[str, Any] = {"metadata": vmi_template["metadata"], "spec": spec}
+        configuration = settings.configuration or release_defaults(settings.release)
+        vmi_create_defaults(vmi, settings, defaults_config(configuration))
     except ExpandError as exc:
         raise StartError(exc.message) from exc
-    configuration = settings.configuration
-    domain = spec["domain"]
-    if is_live_update(configuration) and spec.get("architecture") != "arm64":
-        cpu = domain.setdefault("cpu", {})
-        max_sockets = default_max_sockets(cpu, configuration)
-        if max_sockets:
-            cpu["maxSockets"] = max_sockets
-        max_guest = default_max_guest(spec, configuration)
-        if max_guest is not None:
-            domain.setdefault("memory", {})["maxGuest"] = max_guest
+    refusal = _arm64_secure_boot_refusal(spec, settings)
+    if refusal is not None:
+        raise StartError(refusal)
     meta = _obj(vm.get("metadata"))
-    status: dict[str, Any] = {"phase": "Running", "conditions": _conditions()}
-    guest = _obj(domain.get("memory")).get("guest")
-    if guest is not None:
-        status["memory"] = {"guestAtBoot": guest, "guestCurrent": guest, "guestRequested": guest}
-    cpu = _obj(domain.get("cpu"))
-    if cpu:
-        status["currentCPUTopology"] = {k: int(cpu.get(k) or 0) for k in ("sockets", "cores", "threads")}
+    status: dict[str, Any] = {"phase": "Running", "conditions": _conditions(), **_obj(vmi.get("status"))}
     vmi_meta = {"name": meta.get("name"), "namespace": meta.get("namespace") or "default"}
+    annotations = _obj(_obj(vmi.get("metadata")).get("annotations"))
+    if annotations:
+        vmi_meta["annotations"] = annotations
     return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": vmi_meta,
             "spec": spec, "status": status}
+
+
+ARM64_SECURE_BOOT_FIELD = "spec.domain.firmware.bootloader.efi.secureboot"
+
+
+def _arm64_secure_boot_refusal(spec: dict[str, Any], settings: ClusterSettings) -> str | None:
+    """Before v1.8.3 the VMI create admitter refuses an arm64 EFI whose secureBoot is unset or true (the
+    defaults set it only on the EFI they create): virt-controller cannot create the VMI."""
+    if spec.get("architecture") != "arm64" or settings.release.has(ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE):
+        return None
+    bootloader = _obj(_obj(_obj(spec.get("domain")).get("firmware")).get("bootloader"))
+    if not isinstance(bootloader.get("efi"), dict) or bootloader["efi"].get("secureBoot") is False:
+        return None
+    return (f"the VMI create webhook refuses the VMI: {ARM64_SECURE_BOOT_FIELD}: "
+            "UEFI secure boot is currently not supported on aarch64 Arch")
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -3,6 +3,7 @@
 what is patched into the running VMI, the hotplug conditions, the transient sync errors."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -462,3 +463,14 @@ def test_adding_a_pod_network_needs_a_restart_from_v1_8() -> None:
     p = plan_as(before.name, old, new)
     assert p.admission.allowed and p.restart_required is None
     assert "spec.networks" not in p.vmi_patched  # a masquerade pod NIC is not hot-plugged either: nothing happens
+
+
+def test_a_hotplugged_volume_is_appended_to_disks_that_carry_their_defaults() -> None:
+    old = vm(domain={"devices": {"disks": [{"name": "root"}]}})
+    new = copy.deepcopy(old)
+    template = new["spec"]["template"]["spec"]
+    template["volumes"].append({"name": "data", "persistentVolumeClaim": {"claimName": "data", "hotpluggable": True}})
+    template["domain"]["devices"]["disks"].append({"name": "data", "disk": {"bus": "scsi"}})
+    patched = plan(old, new).vmi_patched
+    assert patched["spec.domain.devices.disks"] == [{"name": "root", "disk": {"bus": "sata"}},
+                                                    {"name": "data", "disk": {"bus": "scsi"}}]

@@ -16,6 +16,7 @@ from instancetype_webhook.kubevirt.liveupdate.start import (
     start_vm,
     vm_defaults,
 )
+from instancetype_webhook.kubevirt.releases import resolve
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kit.builders import vm as build_vm
@@ -110,3 +111,46 @@ def test_the_running_vmi_carries_hotplug_limits_under_live_update_only() -> None
 def test_a_vm_that_cannot_start_says_why(vm: dict[str, Any], message: str) -> None:
     with pytest.raises(StartError, match=message):
         started(vm)
+
+
+def plain_vm(architecture: str, domain: dict[str, Any], volumes: list[dict[str, Any]] = ROOT) -> dict[str, Any]:
+    return build_vm("web", "apps", metadata={"uid": "0b6c-web"}, run_strategy="Always",
+                    template={"volumes": volumes, "architecture": architecture},
+                    domain={"cpu": {"sockets": 1}, "memory": {"guest": "2Gi"}, **domain})
+
+
+def _release_started(vm: dict[str, Any], release: str, config: dict[str, Any] | None = None):
+    return start_vm(vm, load_catalog(default_namespace="apps"),
+                    settings_from_configuration(config, release=resolve(release)))
+
+
+@pytest.mark.parametrize(("architecture", "bus"), [("amd64", "sata"), ("arm64", "virtio"), ("s390x", "virtio")])
+def test_the_running_vmi_carries_virt_api_s_vmi_defaults(architecture: str, bus: str) -> None:
+    vm = plain_vm(architecture, {"devices": {"disks": [{"name": "root"}, {"name": "iso", "cdrom": {}}]}},
+                  [*ROOT, {"name": "iso", "containerDisk": {"image": "quay.io/containerdisks/tools:1"}}])
+    vmi = _release_started(vm, "v1.9.0").vmi
+    assert vmi["spec"]["domain"]["devices"]["disks"] == [
+        {"name": "root", "disk": {"bus": bus}},
+        {"name": "iso", "cdrom": {"bus": bus, "readOnly": True, "tray": "closed"}}]
+    assert vmi["status"]["runtimeUser"] == 107 and vmi["status"]["phase"] == "Running"
+    pcie = architecture != "s390x"
+    assert ("kubevirt.io/pci-topology-version" in vmi["metadata"].get("annotations", {})) is pcie
+
+
+def test_the_running_arm64_vmi_s_efi_gets_secure_boot_off_from_v1_8_3() -> None:
+    vm = plain_vm("arm64", {"devices": {}, "firmware": {"bootloader": {"efi": {}}}})
+    efi = _release_started(vm, "v1.8.4").vmi["spec"]["domain"]["firmware"]["bootloader"]["efi"]
+    assert efi == {"secureBoot": False}
+
+
+@pytest.mark.parametrize("efi", [{}, {"secureBoot": True}])
+def test_before_v1_8_3_an_arm64_efi_with_secure_boot_unset_or_on_cannot_start(efi: dict[str, Any]) -> None:
+    vm = plain_vm("arm64", {"devices": {}, "firmware": {"bootloader": {"efi": efi}}})
+    with pytest.raises(StartError, match="UEFI secure boot is currently not supported on aarch64 Arch"):
+        _release_started(vm, "v1.8.2")
+    assert _release_started(vm, "v1.8.3").vmi["status"]["phase"] == "Running"
+
+
+def test_before_v1_8_3_the_arm64_default_efi_starts() -> None:
+    efi = _release_started(plain_vm("arm64", {"devices": {}}), "v1.8.2").vmi["spec"]["domain"]["firmware"]
+    assert efi["bootloader"] == {"efi": {"secureBoot": False}}
