@@ -60,7 +60,6 @@ from instancetype_webhook.kubevirt.defaults import (
 from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_preference_spec
 from instancetype_webhook.kubevirt.goshape import go_printed
 from instancetype_webhook.kubevirt.jsondata import clone_tree
-from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.quantity import QuantityError
 from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
@@ -119,8 +118,7 @@ def apply_specs(
         set_default_volume_disks(spec)
         set_default_network_interface(spec, settings)
         template = new_vm["spec"]["template"]
-        causes = apply_to_template(template, instancetype_spec,
-                                   as_release_applies(preference_spec, template, settings.release))
+        causes = apply_to_template(template, instancetype_spec, preference_spec, settings.release)
     return new_vm, causes
 
 

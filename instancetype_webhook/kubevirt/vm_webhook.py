@@ -26,7 +26,6 @@ from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_pref
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.objects import LAUNCH_SECURITY_WARNING as LAUNCH_SECURITY_DEPRECATED
 from instancetype_webhook.kubevirt.objects import admit_object as admit_object_as_main
-from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.preference.requirements import check_requirements
 from instancetype_webhook.kubevirt.preference.validation import check_spread
 from instancetype_webhook.kubevirt.quantity import QuantityError
@@ -154,7 +153,7 @@ def _check(vm: dict[str, Any], instancetype: Spec | None, preference: Spec | Non
     # Like upstream's webhook: ApplyToVMI on a copy of the template (no default disks or interface first),
     # then SetDefaultVirtualMachineInstanceSpec, then the requirements.
     template = clone_tree((vm.get("spec") or {}).get("template") or {})
-    conflicts = apply_to_template(template, instancetype, as_release_applies(preference, template, settings.release))
+    conflicts = apply_to_template(template, instancetype, preference, settings.release)
     if conflicts:
         return reject(conflicts)
     vmi_spec = template.setdefault("spec", {})

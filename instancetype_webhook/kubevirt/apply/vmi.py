@@ -19,7 +19,8 @@ from instancetype_webhook.kubevirt.apply.metadata import (
     apply_scheduler_name,
 )
 from instancetype_webhook.kubevirt.causes import Cause
-from instancetype_webhook.kubevirt.preference.apply import apply_preference
+from instancetype_webhook.kubevirt.preference.apply import apply_preference, as_release_applies
+from instancetype_webhook.kubevirt.releases import ReleaseProfile
 
 __all__ = ["apply_instancetype", "apply_to_template"]
 
@@ -57,8 +58,11 @@ def apply_instancetype(
 
 
 def apply_to_template(template: dict[str, Any], instancetype_spec: dict[str, Any] | None,
-                      preference_spec: dict[str, Any] | None, base: str = VM_BASE) -> list[Cause]:
-    """Upstream ApplyToVMI: the instance type, then (only without conflicts) the preference."""
+                      preference_spec: dict[str, Any] | None, release: ReleaseProfile,
+                      base: str = VM_BASE) -> list[Cause]:
+    """Upstream ApplyToVMI as `release` has it: the instance type, then (only without conflicts) the
+    preference (`as_release_applies`: what `release` makes of it)."""
+    preference_spec = as_release_applies(preference_spec, template, release)
     if instancetype_spec is None and preference_spec is None:
         return []
     if instancetype_spec is not None:

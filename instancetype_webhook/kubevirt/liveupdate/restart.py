@@ -19,7 +19,6 @@ from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_pref
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.network import network_restart_required
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
-from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.quantity import QuantityError
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
@@ -37,7 +36,7 @@ def expanded_template_spec(vm: dict[str, Any], source: Source,
     template.setdefault("spec", {})
     try:
         instancetype, preference = find_instancetype_spec(vm, source), find_preference_spec(vm, source)
-        if apply_to_template(template, instancetype, as_release_applies(preference, template, release)):
+        if apply_to_template(template, instancetype, preference, release):
             return None
     except (ExpandError, QuantityError, TypeError, AttributeError, KeyError, ValueError):
         return None

@@ -155,7 +155,7 @@ def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -
             devices["inputs"] = [{"name": "default-0", "bus": "usb", "type": "tablet"}]
         set_default_network_interface(spec, settings)
         vmi_template = {"metadata": clone_tree(_obj(template.get("metadata"))), "spec": spec}
-        conflicts = apply_to_template(vmi_template, instancetype, preference)
+        conflicts = apply_to_template(vmi_template, instancetype, preference, settings.release)
         if conflicts:
             fields = ", ".join(c.field for c in conflicts)
             raise StartError(f"VMI conflicts with instancetype spec in fields: [{fields}]")

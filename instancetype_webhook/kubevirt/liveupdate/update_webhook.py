@@ -20,7 +20,6 @@ from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.hotplug import is_live_update, validate_live_update_memory
 from instancetype_webhook.kubevirt.liveupdate.start import vm_defaults
 from instancetype_webhook.kubevirt.mutator import mutate_vm
-from instancetype_webhook.kubevirt.preference.apply import as_release_applies
 from instancetype_webhook.kubevirt.quantity import QuantityError, canonical, parse
 from instancetype_webhook.kubevirt.rejection import reject
 from instancetype_webhook.kubevirt.releases import MULTI_ARCHITECTURE_CHECK_REMOVED
@@ -54,8 +53,8 @@ def _hotplug_causes(vm: dict[str, Any], source: Source, settings: ClusterSetting
     template = clone_tree(_obj(_obj(vm.get("spec")).get("template")))
     spec = template.setdefault("spec", {})
     try:
-        preference = as_release_applies(find_preference_spec(vm, source), template, settings.release)
-        apply_to_template(template, find_instancetype_spec(vm, source), preference)
+        apply_to_template(template, find_instancetype_spec(vm, source), find_preference_spec(vm, source),
+                          settings.release)
         set_vmi_spec_defaults(spec, settings)
     except (ExpandError, QuantityError, TypeError, AttributeError, KeyError, ValueError):
         return []  # a lookup the validating webhook ignores; nothing to check on

@@ -5,6 +5,7 @@ from __future__ import annotations
 from instancetype_webhook.kubevirt.apply import apply_instancetype
 from instancetype_webhook.kubevirt.apply.conflicts import conflict_message
 from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
+from instancetype_webhook.kubevirt.releases import MAIN_PROFILE
 from tests.kit.kubevirt import BASE, fields, itype, template
 
 
@@ -47,17 +48,17 @@ def test_the_other_steps_write_when_free():
 def test_e11_annotations_same_value_is_fine_and_preference_loses():
     t = {"metadata": {"annotations": {"vm.kubevirt.io/os": "windows", "same": "1"}}, "spec": {"domain": {}}}
     pref = {"annotations": {"vm.kubevirt.io/os": "linux", "a.example.com/x": "2"}}
-    assert apply_to_template(t, itype(annotations={"a.example.com/x": "1", "same": "1"}), pref) == []
+    assert apply_to_template(t, itype(annotations={"a.example.com/x": "1", "same": "1"}), pref, MAIN_PROFILE) == []
     assert t["metadata"]["annotations"] == {"vm.kubevirt.io/os": "windows", "same": "1", "a.example.com/x": "1"}
     t = {"metadata": {"annotations": {"a.example.com/x": "0"}}, "spec": {}}
-    causes = apply_to_template(t, itype(annotations={"a.example.com/x": "1"}), pref)
+    causes = apply_to_template(t, itype(annotations={"a.example.com/x": "1"}), pref, MAIN_PROFILE)
     assert fields(causes) == ["annotations.a.example.com/x"]
     assert causes[0].message == "VM field(s) annotations.a.example.com/x conflicts with selected instance type"
 
 
 def test_conflicts_stop_the_preference():
     t = template({"cpu": {"sockets": 1}})
-    causes = apply_to_template(t, itype(), {"preferredSubdomain": "x"})
+    causes = apply_to_template(t, itype(), {"preferredSubdomain": "x"}, MAIN_PROFILE)
     assert causes and "subdomain" not in t["spec"]
 
 

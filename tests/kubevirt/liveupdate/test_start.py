@@ -17,7 +17,7 @@ from instancetype_webhook.kubevirt.liveupdate.start import (
     vm_defaults,
 )
 from instancetype_webhook.kubevirt.releases import resolve
-from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE
+from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.kit.builders import vm as build_vm
 
@@ -154,3 +154,16 @@ def test_before_v1_8_3_an_arm64_efi_with_secure_boot_unset_or_on_cannot_start(ef
 def test_before_v1_8_3_the_arm64_default_efi_starts() -> None:
     efi = _release_started(plain_vm("arm64", {"devices": {}}), "v1.8.2").vmi["spec"]["domain"]["firmware"]
     assert efi["bootloader"] == {"efi": {"secureBoot": False}}
+
+
+def test_the_running_vmi_gets_a_panic_device_from_the_preference_only_from_v1_9() -> None:
+    source = InMemorySource([{"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+                              "metadata": {"name": "panicky", "namespace": "apps"},
+                              "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}],
+                            default_namespace="apps")
+    vm = build_vm("panicky-vm", namespace="apps", preference={"kind": "VirtualMachinePreference", "name": "panicky"})
+    panics = {}
+    for release in ("v1.8.4", "v1.9.0"):
+        run = start_vm(vm, source, settings_from_configuration(None, release=resolve(release)))
+        panics[release] = run.vmi["spec"]["domain"]["devices"].get("panicDevices")
+    assert panics == {"v1.8.4": None, "v1.9.0": [{"model": "hyperv"}]}
