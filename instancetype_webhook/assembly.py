@@ -103,7 +103,7 @@ def _catalog_source(settings: ServerSettings) -> tuple[Any, Callable[[], bool], 
         catalog = load_catalog(settings.catalog, release=offline_release(settings))
     except CatalogError as exc:
         raise AssemblyError(str(exc)) from exc
-    return catalog, lambda: True, f"catalog {settings.catalog}" if settings.catalog else "bundled catalogue"
+    return catalog, lambda: True, f"catalog {settings.catalog}" if settings.catalog else catalog.description
 
 
 def offline_release(settings: ServerSettings) -> ReleaseProfile:

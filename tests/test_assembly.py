@@ -28,7 +28,8 @@ class Captured(BaseException):  # noqa: N818 (not an error: stops the entry once
 def test_offline_settings_give_the_bundled_catalogue_and_the_defaults():
     built = assemble(ServerSettings(policy="expand", provenance=False))
     try:
-        assert isinstance(built.source, InMemorySource) and built.where == "bundled catalogue"
+        assert isinstance(built.source, InMemorySource)
+        assert built.where.startswith("bundled catalogue common-instancetypes ")  # the bundle main deploys
         assert built.ctx.policy == "expand" and built.ctx.provenance is False
         assert built.offload is False and built.ready() is True
         assert built.ctx.cluster.release.reported == "main" and built.ctx.namespace_labels is None
@@ -103,12 +104,13 @@ def test_serve_audit_sweep_and_the_playground_build_equal_contexts(fake: FakeAPI
     kubeconfig = fake.kubeconfig_file(tmp_path)
     for name, value in {"LOOKUP_TIMEOUT": "3.5", "KUBEVIRT": "kubevirt/kubevirt", "CLUSTER_ARCHITECTURE": "arm64",
                         "CLUSTER_MEMORY_OVERCOMMIT": "150", "PRESERVE_GUEST": "true", "PROVENANCE": "false",
-                        "RESIZE_HANDWRITTEN": "false", "KUBEVIRT_VERSION": "v1.8.4"}.items():
+                        "RESIZE_HANDWRITTEN": "false"}.items():
         monkeypatch.setenv(f"INSTANCETYPE_WEBHOOK_{name}", value)
     captured: list[dict[str, Any]] = []
     monkeypatch.setattr(run_module, "assemble", _spy(captured))
     monkeypatch.setattr(session_module, "assemble", _spy(captured))
-    # (audit's --kubevirt-version is the upgrade preview's target: the release is named in the environment)
+    # (the release is not named: audit's --kubevirt-version, and so INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, names the
+    # upgrade preview's target, while audit answers as the cluster's own release)
     common = ["--kubeconfig", kubeconfig, "--policy", "expand", "--allow-vm-policy"]
     for argv in ENTRIES.values():
         with pytest.raises(Captured):
@@ -122,6 +124,6 @@ def test_serve_audit_sweep_and_the_playground_build_equal_contexts(fake: FakeAPI
     assert first["ctx"]["policy"] == "expand" and first["ctx"]["vm_policy_overrides"] is True
     assert first["ctx"]["preserve_guest"] is True and first["ctx"]["provenance"] is False
     assert first["ctx"]["resize_handwritten"] is False
-    assert first["ctx"]["cluster"].release.reported == "v1.8.4"
+    assert first["ctx"]["cluster"].release.reported == "main"  # no KubeVirt CR: answered as main, saying so
     for entry, seen in zip(ENTRIES, captured, strict=True):
         assert seen == first, entry
