@@ -89,6 +89,8 @@ def _cluster_source(settings: ServerSettings) -> tuple[Any, Callable[[], bool], 
     try:
         source = ClusterSource.from_config(kubeconfig=settings.kubeconfig, in_cluster=settings.in_cluster,
                                            lookup_timeout=settings.lookup_timeout, kubevirt=settings.kubevirt,
+                                           watch_timeout=settings.watch_timeout,
+                                           bookmark_interval=settings.watch_bookmark_interval,
                                            cluster_fallback=settings.cluster(), release=settings.release_override())
     except Exception as exc:  # ConfigException, unreadable or malformed files
         where = ("in-cluster configuration" if settings.in_cluster

@@ -51,6 +51,13 @@ class ServerSettings(BaseSettings):
     review_deadline: float = Field(8.0, gt=0, description="seconds; below the webhook's timeoutSeconds (10)")
     deadline_action: Literal["deny", "allow"] = "deny"
     lookup_timeout: float = Field(2.0, gt=0, description="seconds for a live GET on a cache miss")
+    # The cache's watches (sources/cluster.py): a watch silent (no event, no bookmark) for 1.25 bookmark
+    # intervals is presumed dead (out of sync, relisted); the server ends each after watch_timeout seconds.
+    watch_bookmark_interval: float = Field(
+        60.0, gt=0, description="seconds between the API server's bookmarks on a quiet watch (kube-apiserver: "
+        "about 60); a watch silent for 1.25 times this is presumed dead, marked out of sync and relisted")
+    watch_timeout: int = Field(300, gt=0, description="seconds after which the API server ends a watch "
+                               "(timeoutSeconds); it is resumed at once")
     shutdown_delay: float = Field(2.0, ge=0,
                                   description="seconds /readyz reports false after SIGTERM before the listener closes")
     shutdown_grace: float = Field(10.0, ge=0, description="seconds to drain in-flight requests after that")

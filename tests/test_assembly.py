@@ -68,11 +68,13 @@ def test_an_unreadable_catalogue_or_kubeconfig_is_an_assembly_error(tmp_path):
 
 def test_live_settings_reach_the_cluster_source(fake, tmp_path):
     settings = ServerSettings(kubeconfig=Path(fake.kubeconfig_file(tmp_path)), lookup_timeout=3.5,
-                              kubevirt="kubevirt/kubevirt", cluster_architecture="arm64", kubevirt_version="v1.8.4")
+                              kubevirt="kubevirt/kubevirt", cluster_architecture="arm64", kubevirt_version="v1.8.4",
+                              watch_bookmark_interval=8, watch_timeout=120)
     built = assemble(settings)
     try:
         assert built.offload is True and built.where.startswith("cluster (")
         assert built.source.lookup_timeout == 3.5
+        assert {(i.idle_timeout, i._watch_timeout) for i in built.source.informers.values()} == {(10.0, 120)}
         assert built.configuration is built.source.configuration
         assert built.configuration.pinned == "kubevirt/kubevirt"
         assert built.configuration.fallback.architecture == "arm64"

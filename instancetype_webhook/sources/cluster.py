@@ -5,6 +5,19 @@ Namespaces, for the policy label), with the official `kubernetes` client.
   resourceVersion; bookmarks and events advance it. A watch that ends is resumed from the last
   resourceVersion; `410 Gone` (an ERROR event carrying a Status, or an HTTP 410) relists; any
   other failure (dropped connection, server down) retries with exponential backoff.
+- The list is client-go's reflector's: the first one asks for `resourceVersion=0` without a limit (served
+  in one response from the API server's watch cache, no read from etcd), a relist for the last
+  resourceVersion seen (from the cache too, never older than what the informer saw); after a 410, or when
+  that list fails (an error, a resourceVersion too large for the cache), the list is the consistent one,
+  read from etcd in pages of LIST_PAGE. Either way every object is compacted (sources/compact.py) as it is
+  stored.
+- A watch that dies without a reset (a half-open connection after a partition, a load balancer that
+  dropped its state) is noticed within `watch_idle_timeout` seconds: the watch asks for bookmarks, which
+  kube-apiserver sends about every minute on a quiet watch, and reads with that timeout (a quarter above
+  the bookmark interval: 75 s by default), so a watch silent that long is presumed dead: out of sync
+  (with why), and relisted (only resumed if this watch never had a bookmark: a server that sends none).
+  The watch also ends on the server's side after `watch_timeout` seconds, and its sockets have TCP
+  keepalive (the kubernetes client's `keep_alive`, client-go's timings).
 - `get()` answers from the cache, so nothing remote is on the hot path once synced. On a miss it
   does one live GET bounded by `lookup_timeout` (so "create an instance type, then a VM" works at
   once, before the watch event arrives) and caches what it found. A 404 is a plain miss (None); an
@@ -50,6 +63,7 @@ import orjson
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import MaxRetryError, ReadTimeoutError
 
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.releases import ReleaseProfile
@@ -78,6 +92,9 @@ PLURALS = {
 }
 NAMESPACE = "Namespace"
 LIST_PAGE = 500
+WATCH_TIMEOUT = 300  # seconds: the server ends a watch after this (timeoutSeconds); it is resumed at once
+BOOKMARK_INTERVAL = 60.0  # seconds: kube-apiserver sends a bookmark about every minute on a quiet watch
+IDLE_FACTOR = 1.25  # the watch's read timeout is this times the bookmark interval (75 s by default)
 KUBEVIRT = "KubeVirt"
 KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL = "kubevirt.io", "v1", "kubevirts"
 REVISION = "ControllerRevision"
@@ -88,6 +105,17 @@ Key = tuple[str, str]  # (namespace or "", name)
 
 class Gone(Exception):
     """The watch's resourceVersion is too old (410): relist."""
+
+
+class Silent(Exception):
+    """No event, no bookmark and no end of the watch for the read timeout: the connection is presumed dead."""
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """A read timeout from urllib3, raised as is (retries=False) or wrapped (retries=0)."""
+    if isinstance(exc, MaxRetryError):
+        exc = exc.reason or exc
+    return isinstance(exc, ReadTimeoutError)
 
 
 @dataclass
@@ -126,17 +154,24 @@ class Informer:
                  stop: threading.Event, watch_timeout: int, backoff: Backoff, on_contact: Callable[[], None],
                  on_change: Callable[[Informer], None] | None = None,
                  on_unavailable: Callable[[str], None] | None = None,
-                 on_event: Callable[[str, Key], None] | None = None, keep: bool = True):
+                 on_event: Callable[[str, Key], None] | None = None, keep: bool = True,
+                 idle_timeout: float = IDLE_FACTOR * BOOKMARK_INTERVAL):
         self.name, self.lister, self.namespaced, self.kind = name, lister, namespaced, kind
         self.on_change, self.on_unavailable, self.on_event = on_change, on_unavailable, on_event
         self.keep = keep  # False: events only (on_event), nothing stored; the list only gives the resourceVersion
         self.store: dict[Key, dict[str, Any]] = {}
         self.resource_version: str | None = None
+        # what the next list asks the API server's cache for: "0" (anything it has) at first, then the last
+        # resourceVersion seen (nothing older); "" after a 410: the consistent list, in pages
+        self.list_from = "0"
+        self.bookmarks = 0  # BOOKMARK events seen: this server sends them, so a silent watch is a dead one
+        self.silences = 0  # watches presumed dead (nothing read for idle_timeout seconds)
         self.synced = threading.Event()
         self.disabled = False
         self.relists = 0
         self.deletions = 0  # DELETED events (and relists) seen: a live GET that raced one is not cached
         self._stop, self._watch_timeout, self._backoff, self._contact = stop, watch_timeout, backoff, on_contact
+        self.idle_timeout = idle_timeout
         self._response: Any = None
         self._wake = threading.Event()
         self.out_since: float | None = time.monotonic()  # None while in sync: listed, and the watch holds
@@ -181,12 +216,16 @@ class Informer:
                 if self._stop.is_set():
                     return
                 log.info("%s: resourceVersion %s is gone, relisting", self.name, self.resource_version)
-                self._broken("resourceVersion gone (410)", relist=True)
+                self._gone()
+            except Silent:
+                if self._stop.is_set():
+                    return
+                self._silent()
             except ApiException as exc:
                 if self._stop.is_set():
                     return
                 if exc.status == 410:
-                    self._broken("resourceVersion gone (410)", relist=True)
+                    self._gone()
                     continue
                 if exc.status in (401, 403, 404) and self.kind in OPTIONAL:
                     return self._disable(exc.status)
@@ -195,6 +234,21 @@ class Informer:
                 if self._stop.is_set():
                     return
                 self._pause(f"{type(exc).__name__}: {exc}")
+
+    def _gone(self) -> None:
+        self.list_from = ""  # the resourceVersion is unavailable: the next list is the consistent one
+        self._broken("resourceVersion gone (410)", relist=True)
+
+    def _silent(self) -> None:
+        """Nothing came for idle_timeout seconds on a watch: the connection is presumed dead (a partition, a
+        load balancer that forgot it). Out of sync at once, and relisted, unless this informer never had a
+        bookmark: then the server may send none, and the watch is only resumed (a dead server fails that)."""
+        self.silences += 1
+        relist = self.bookmarks > 0
+        why = (f"watch silent for {self.idle_timeout:g}s (no event, no bookmark): presumed dead"
+               + ("" if relist else "; no bookmark seen yet, resuming"))
+        log.warning("%s: %s%s", self.name, why, ", relisting" if relist else "")
+        self._broken(why, relist=relist)
 
     def _disable(self, status: int) -> None:
         why = f"cannot list {self.name} (HTTP {status})"
@@ -214,20 +268,50 @@ class Informer:
         self._wake.wait(delay)
 
     def _list(self) -> None:
-        """List in pages of LIST_PAGE (as client-go's reflector does): each page is compacted before the
-        next is read, so a large list never sits in memory whole (its peak stayed in the RSS)."""
+        """List as client-go's reflector does: from the API server's watch cache first (`resourceVersion=0`, or
+        the last one seen, no limit: one response, nothing read from etcd), else (a 410 before, or that list
+        failed) the consistent list, read from etcd in pages of LIST_PAGE. Each page (the cached list is one)
+        is compacted as it is read."""
+        listed = None
+        if self.keep and self.list_from:  # `keep=False` wants only a resourceVersion: one item, not them all
+            try:
+                listed = self._read_list({"resource_version": self.list_from}, "cache")
+            except Exception as exc:  # an error Status, a resourceVersion too large, a timeout: the paged list
+                if self._stop.is_set():
+                    raise
+                log.info("%s: the list from the API server's cache (resourceVersion=%s) failed (%s); listing "
+                         "from etcd in pages", self.name, self.list_from, _reason(exc))
+        if listed is None:
+            listed = self._read_list({"limit": LIST_PAGE if self.keep else 1}, "etcd")
+        store, count, rv, where = listed
+        self.store = store
+        self.deletions += 1
+        self.resource_version = self.list_from = rv
+        self.relists += 1
+        if self.on_change is not None:
+            self.on_change(self)
+        # logged before `synced` is set: whoever waits on it (a test, the readiness probe) may move on at
+        # once, and a line written after that could race the end of the waiter's log capture
+        log.info("%s: listed %d objects at resourceVersion %s (%s)", self.name, count, rv, where)
+        self._in_sync()
+        self.synced.set()
+        self._contact()
+
+    def _read_list(self, first: dict[str, Any], where: str) -> tuple[dict[Key, dict[str, Any]], int, str, str]:
+        """(store, objects listed, resourceVersion, where from) of a list whose first request has `first`; its
+        pages (a cached list may be paged too, by a server without a watch cache) follow its continue tokens.
+        Each page is compacted before the next is read, so a paged list never sits in memory whole."""
         store: dict[Key, dict[str, Any]] = {}
-        token: str | None = None
-        count = 0
+        kw: dict[str, Any] = first
+        count = pages = 0
         while True:
-            kw: dict[str, Any] = {"limit": LIST_PAGE if self.keep else 1, **({"_continue": token} if token else {})}
             resp = self.lister(_preload_content=False, _request_timeout=(5, 60), **kw)
             try:
                 doc = orjson.loads(resp.data)
             finally:
                 resp.release_conn()
             items = doc.get("items") or []
-            count += len(items)
+            count, pages = count + len(items), pages + 1
             if self.keep:
                 store.update((_key(obj, self.namespaced), self._complete(obj))
                              for obj in items if isinstance(obj, dict))
@@ -236,18 +320,9 @@ class Informer:
             token = (meta.get("continue") or None) if self.keep else None
             if not token:
                 break
-        self.store = store
-        self.deletions += 1
-        self.resource_version = meta.get("resourceVersion") or "0"
-        self.relists += 1
-        if self.on_change is not None:
-            self.on_change(self)
-        # logged before `synced` is set: whoever waits on it (a test, the readiness probe) may move on at
-        # once, and a line written after that could race the end of the waiter's log capture
-        log.info("%s: listed %d objects at resourceVersion %s", self.name, count, self.resource_version)
-        self._in_sync()
-        self.synced.set()
-        self._contact()
+            kw = {"limit": LIST_PAGE, "_continue": token}
+        rv = str(meta.get("resourceVersion") or "0")
+        return store, count, rv, f"{where}, {pages} page{'s' if pages > 1 else ''}"
 
     def _complete(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = compact(obj)
@@ -258,9 +333,16 @@ class Informer:
         return obj
 
     def _watch(self) -> None:
-        resp = self.lister(watch=True, resource_version=self.resource_version, allow_watch_bookmarks=True,
-                           timeout_seconds=self._watch_timeout, _preload_content=False,
-                           _request_timeout=(5, self._watch_timeout + 30))
+        # The read timeout bounds the silence between two reads (the answer's headers, then each chunk):
+        # a bookmark is due every BOOKMARK_INTERVAL seconds, so one read waiting longer means a dead watch.
+        try:
+            resp = self.lister(watch=True, resource_version=self.resource_version, allow_watch_bookmarks=True,
+                               timeout_seconds=self._watch_timeout, _preload_content=False,
+                               _request_timeout=(5, self.idle_timeout))
+        except Exception as exc:
+            if _timed_out(exc):
+                raise Silent from exc
+            raise
         self._response = resp
         self._in_sync()  # resumed from the resourceVersion: the events since then come first
         self._contact()
@@ -269,6 +351,10 @@ class Informer:
                 return
             for event in _lines(resp):
                 self._apply(event)
+        except Exception as exc:
+            if _timed_out(exc):
+                raise Silent from exc
+            raise
         finally:
             self._response = None
             resp.release_conn()
@@ -280,6 +366,8 @@ class Informer:
                 raise Gone
             raise ApiException(status=obj.get("code") or 500, reason=obj.get("message") or "watch error")
         rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if kind == "BOOKMARK":
+            self.bookmarks += 1
         if not self.keep:
             if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_event is not None:
                 self.on_event(str(kind), _key(obj, self.namespaced))
@@ -291,7 +379,7 @@ class Informer:
         if kind in ("ADDED", "MODIFIED", "DELETED") and self.on_change is not None:
             self.on_change(self)
         if rv:
-            self.resource_version = rv
+            self.resource_version = self.list_from = rv
         self._contact()
 
     def close(self) -> None:
@@ -299,6 +387,12 @@ class Informer:
         if resp is not None:
             with suppress(Exception):  # best effort on shutdown
                 resp.shutdown() if hasattr(resp, "shutdown") else resp.close()
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ApiException):
+        return f"HTTP {exc.status} {exc.reason}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _lines(resp: Any) -> Iterator[dict[str, Any]]:
@@ -319,7 +413,8 @@ class ClusterSource:
 
     remote = True
 
-    def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = 300,
+    def __init__(self, api: k8s.ApiClient, lookup_timeout: float = 2.0, watch_timeout: int = WATCH_TIMEOUT,
+                 bookmark_interval: float = BOOKMARK_INTERVAL,
                  backoff_max: float = 10.0, namespaces: bool = True, revision_cache: int = 4096,
                  kubevirt: str | None = None, cluster_fallback: ClusterSettings = DEFAULT_SETTINGS,
                  watch_kubevirt: bool = True, watch_revisions: bool = True, stale_after: float = 60.0,
@@ -333,28 +428,31 @@ class ClusterSource:
         self._stop = threading.Event()
         self.last_contact = 0.0
         self.informers: dict[str, Informer] = {}
+        self.watch_idle_timeout = IDLE_FACTOR * bookmark_interval  # a watch silent this long is presumed dead
+
+        def informer(name: str, lister: Callable[..., Any], namespaced: bool, kind: str, **kw: Any) -> Informer:
+            return Informer(name, lister, namespaced, kind, self._stop, watch_timeout, Backoff(maximum=backoff_max),
+                            self._touch, idle_timeout=self.watch_idle_timeout, **kw)
+
         for kind, plural in PLURALS.items():
             lister = _bind(self.custom.list_cluster_custom_object, GROUP, VERSION, plural)
-            self.informers[kind] = Informer(plural, lister, kind not in CLUSTER_SCOPED, kind, self._stop,
-                                            watch_timeout, Backoff(maximum=backoff_max), self._touch)
+            self.informers[kind] = informer(plural, lister, kind not in CLUSTER_SCOPED, kind)
         if namespaces:
-            self.informers[NAMESPACE] = Informer("namespaces", self.core.list_namespace, False, NAMESPACE,
-                                                 self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch)
+            self.informers[NAMESPACE] = informer("namespaces", self.core.list_namespace, False, NAMESPACE)
         self.configuration = ClusterConfiguration(cluster_fallback, kubevirt, release)
         if watch_kubevirt:
             lister = _bind(self.custom.list_cluster_custom_object, KUBEVIRT_GROUP, KUBEVIRT_VERSION, KUBEVIRT_PLURAL)
-            self.informers[KUBEVIRT] = Informer(
-                KUBEVIRT_PLURAL, lister, True, KUBEVIRT, self._stop, watch_timeout, Backoff(maximum=backoff_max),
-                self._touch, on_change=lambda informer: self.configuration.update(list(informer.store.values())),
+            self.informers[KUBEVIRT] = informer(
+                KUBEVIRT_PLURAL, lister, True, KUBEVIRT,
+                on_change=lambda informer: self.configuration.update(list(informer.store.values())),
                 on_unavailable=self.configuration.unavailable)
         self._revisions: dict[Key, dict[str, Any]] = {}
         self._revision_cache = revision_cache
         self._revisions_lock = threading.Lock()
         self._revisions_watched = watch_revisions
         if watch_revisions:
-            self.informers[REVISION] = Informer(
+            self.informers[REVISION] = informer(
                 "controllerrevisions", self.apps.list_controller_revision_for_all_namespaces, True, REVISION,
-                self._stop, watch_timeout, Backoff(maximum=backoff_max), self._touch,
                 on_change=lambda _informer: self._forget_revisions(), on_unavailable=self._revisions_unwatched,
                 on_event=self._revision_event, keep=False)
         self._local = threading.local()
@@ -370,6 +468,9 @@ class ClusterSource:
             k8s_config.load_kube_config(config_file=str(kubeconfig) if kubeconfig else None,
                                         client_configuration=configuration)
         configuration.retries = 0  # the informers retry with backoff; a lookup must stay within its timeout
+        # TCP keepalive on every socket (client-go's timings): a peer that is gone is noticed on an idle watch
+        # too. The client's public switch (the installed kubernetes 37 has it); an older one ignores the attribute.
+        configuration.keep_alive = True
         return cls(k8s.ApiClient(configuration), **kw)
 
     def _touch(self) -> None:

@@ -247,9 +247,14 @@ def test_cluster_start_reports_stages_sync_and_server(batch: Batch) -> None:
     stages = result["stages"]
     assert sum(stages[kind]["objects"] for kind in stages) >= 20  # the catalogue and the 20 generated
     assert all(s["pages"] >= 1 and s["fetch_s"] >= 0 for s in stages.values())
+    cached = result["stages_cache"]  # the list from the API server's cache: one answer per kind, every object
+    assert set(cached) == set(stages) and all(s["pages"] == 1 for s in cached.values())
+    assert {kind: s["objects"] for kind, s in cached.items()} == {kind: s["objects"] for kind, s in stages.items()}
     assert result["source_sync_s"] > 0
     server = result["server"]
     assert len(server["ready_s"]) == 1 and server["ready_s_median"] > 0 and server["rss_mib_ready"][0] > 10
+    assert server["lists"]["cache"] >= 4  # the server's informers listed from the cache (the four kinds at least)
+    assert len(result["load"]["before"]) == len(result["load"]["after"]) == 3
 
 
 def test_memory_quick_reports_both_servers(batch: Batch) -> None:

@@ -13,8 +13,15 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
 
 - LIST: `{"kind": "<Kind>List", "apiVersion", "metadata": {"resourceVersion"[, "continue",
   "remainingItemCount"]}, "items": [...]}`, items without kind/apiVersion, in key order
-  (namespace, name) like etcd. `limit` pages; the `continue` token serves a consistent snapshot at the
-  first page's resourceVersion; after `compact()` an old token is `410 Expired` (the real message).
+  (namespace, name) like etcd. Without `resourceVersion` the list is the consistent read from "etcd":
+  `limit` pages; the `continue` token serves a consistent snapshot at the first page's resourceVersion;
+  after `compact()` an old token is `410 Expired` (the real message); a `resourceVersion` beside a
+  `continue` is a 400. With `resourceVersion=0` (any state) or `=N` (not older than N) the list is served
+  from the watch cache, from memory, whole in one response (`limit` not honoured, as kube-apiserver's
+  cache before 1.33's snapshots); N above the current one is the real `504 Too large resource version`.
+  `watch_cache = False` (`--watch-cache=false`) serves those from "etcd" too, paged; `cache_list_errors = N`:
+  the next N cached lists answer the real 429 "storage is (re)initializing" of a cache not ready.
+  `list_reads` counts what was read: `cache` lists and `etcd` pages.
   `labelSelector` with `k=v`, `k!=v`, `k` and `!k` terms; `fieldSelector` on metadata.name and
   metadata.namespace (any other field is a 400, as for a custom resource).
 - WATCH (`?watch=true&resourceVersion=N`): chunked newline-delimited JSON events
@@ -22,6 +29,10 @@ every namespace. `GET /apis/<group>/<version>` is discovery (an APIResourceList)
   ones stream until `timeoutSeconds`. With `allowWatchBookmarks=true` a BOOKMARK carrying the current
   resourceVersion is sent every `bookmark_interval` seconds of quiet. A resourceVersion older than the
   retained history gets an ERROR event with a 410 Expired Status, as after etcd compaction.
+  `mute_watches()` makes every watch, open or new, a half-open connection (a partition, a load balancer
+  that dropped its state): a new watch is accepted and gets nothing, not even its headers; an open one
+  gets no more events or bookmarks; neither is closed, even past `timeoutSeconds`, until
+  `unmute_watches()`, `drop_watches()` or `stop()`.
 - Writes: POST (create; 409 AlreadyExists), PUT (replace), PATCH (`application/json-patch+json`,
   `application/merge-patch+json`; `strategic-merge-patch+json` is 415 on custom resources as on a real
   server, and applied as a merge patch on built-in ones), DELETE. Every stored change gets the next
@@ -270,6 +281,10 @@ class FakeAPIServer:
         self.hang_gets = 0.0
         self.failing_gets = 0  # the next N GETs (lists, watches, reads) answer 503, as a server still starting
         self.bookmark_interval = bookmark_interval
+        self.muted = False  # mute_watches(): every watch silent and never closed
+        self.watch_cache = True  # lists with a resourceVersion are served from memory in one response
+        self.cache_list_errors = 0  # the next N cached lists answer 429 (a watch cache not ready yet)
+        self.list_reads = {"cache": 0, "etcd": 0}  # cached lists served, and pages read from "etcd"
         self.on_write: Callable[[str, Resource, str, str], None] | None = None  # (verb, res, ns, name)
         self.admission_config: Admission | None = None
         self._request = threading.local()  # this handler thread's write options: (fieldManager, force)
@@ -457,6 +472,17 @@ class FakeAPIServer:
             self.watchers.clear()
             self.lock.notify_all()
 
+    def mute_watches(self) -> None:
+        """Every watch, open or new, goes silent and stays open (see the module docstring)."""
+        with self.lock:
+            self.muted = True
+            self.lock.notify_all()
+
+    def unmute_watches(self) -> None:
+        with self.lock:
+            self.muted = False
+            self.lock.notify_all()
+
     def count(self, prefix: str) -> int:
         return sum(1 for r in self.requests if r.startswith(prefix))
 
@@ -464,7 +490,23 @@ class FakeAPIServer:
     def list(self, res: Resource, namespace: str, query: dict[str, str]) -> dict:
         token = query.get("continue")
         limit = int(query.get("limit") or 0)
+        version = query.get("resourceVersion") or ""
+        if token and version:
+            raise APIError(400, "BadRequest", "specifying resource version is not allowed when using continue")
+        if version and not version.isdigit():
+            raise APIError(400, "BadRequest", f'resourceVersion: Invalid value: "{version}": invalid resource version')
         with self.lock:
+            cached = bool(version) and self.watch_cache
+            if cached and self.cache_list_errors > 0:
+                self.cache_list_errors -= 1
+                raise APIError(429, "TooManyRequests", "storage is (re)initializing", {"retryAfterSeconds": 1})
+            if cached and int(version) > self.rv:
+                raise APIError(504, "Timeout", f"Too large resource version: {version}, current: {self.rv}",
+                               {"causes": [{"reason": "ResourceVersionTooLarge",
+                                            "message": "Too large resource version"}], "retryAfterSeconds": 1})
+            if cached:
+                limit = 0  # the watch cache answers the whole list at once
+            self.list_reads["cache" if cached else "etcd"] += 1
             if token:
                 snap = self.snapshots.get(token.split(":", 1)[0])
                 if snap is None:
@@ -953,25 +995,33 @@ class _Handler(BaseHTTPRequestHandler):
         since = int(query.get("resourceVersion") or 0)
         until = time.monotonic() + float(query.get("timeoutSeconds") or 300)
         bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
         with fake.lock:
             if self.connection not in fake.connections:  # stop() closed it while the request was being read
                 return
             fake.watchers.add(self.connection)
+            while fake.muted:  # accepted, and nothing sent back, not even the headers
+                if self.connection not in fake.watchers:
+                    return  # dropped
+                fake.lock.wait(0.1)
         try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
             if since and since + 1 < fake.oldest:
                 self._chunk({"type": "ERROR", "object": status(
                     410, "Expired", f"too old resource version: {since} ({fake.oldest - 1})")})
                 self.wfile.write(b"0\r\n\r\n")
                 return
             sent, quiet_since = since, time.monotonic()
-            while time.monotonic() < until:
+            while time.monotonic() < until or fake.muted:
                 with fake.lock:
                     if self.connection not in fake.watchers:
                         return  # dropped
+                    if fake.muted:  # a half-open connection: nothing more, and no end
+                        fake.lock.wait(0.1)
+                        quiet_since = time.monotonic()
+                        continue
                     events = fake.history.get(res.plural, [])
                     pending = [e for e in events[bisect.bisect_right(events, (sent, "\uffff")):]
                                if not namespace or e[2]["metadata"].get("namespace") == namespace]

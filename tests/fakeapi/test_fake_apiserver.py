@@ -227,3 +227,66 @@ def test_a_stopped_server_answers_no_open_connection(fake):
     assert _answer(idle) is None
     kept_alive.close()
     idle.close()
+
+
+IT_LIST = "/apis/instancetype.kubevirt.io/v1beta1/virtualmachineclusterinstancetypes"
+
+
+def _instancetypes(fake, count: int) -> None:
+    for i in range(count):
+        fake.add({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+                  "metadata": {"name": f"it{i}"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}})
+
+
+def test_a_list_with_a_resource_version_is_served_from_the_watch_cache_whole(fake, http):
+    _instancetypes(fake, 7)
+    cached = http.get(IT_LIST, params={"resourceVersion": "0", "limit": 3}).json()
+    assert len(cached["items"]) == 7 and "continue" not in cached["metadata"]  # the limit is not honoured
+    assert cached["metadata"]["resourceVersion"] == str(fake.rv)
+    assert len(http.get(IT_LIST, params={"resourceVersion": str(fake.rv)}).json()["items"]) == 7  # not older
+    assert fake.list_reads == {"cache": 2, "etcd": 0}
+    paged = http.get(IT_LIST, params={"limit": 3}).json()  # no resourceVersion: the consistent read, paged
+    assert len(paged["items"]) == 3 and paged["metadata"]["continue"]
+    assert fake.list_reads == {"cache": 2, "etcd": 1}
+    both = http.get(IT_LIST, params={"resourceVersion": "0", "continue": paged["metadata"]["continue"]})
+    assert both.status_code == 400
+    ahead = http.get(IT_LIST, params={"resourceVersion": str(fake.rv + 5)})
+    assert ahead.status_code == 504 and ahead.json()["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
+
+def test_a_cache_not_ready_is_429_and_without_a_watch_cache_lists_page(fake, http):
+    _instancetypes(fake, 7)
+    fake.cache_list_errors = 1
+    busy = http.get(IT_LIST, params={"resourceVersion": "0"})
+    assert busy.status_code == 429 and busy.json()["message"] == "storage is (re)initializing"
+    assert len(http.get(IT_LIST, params={"resourceVersion": "0"}).json()["items"]) == 7  # ready now
+    fake.watch_cache = False  # --watch-cache=false: from etcd, and the limit pages
+    page = http.get(IT_LIST, params={"resourceVersion": "0", "limit": 3}).json()
+    assert len(page["items"]) == 3 and page["metadata"]["continue"]
+    assert fake.list_reads == {"cache": 1, "etcd": 1}
+
+
+def test_muted_watches_send_nothing_and_never_end_until_unmuted(fake):
+    """A half-open connection: an open watch gets nothing more (no event, no bookmark) and outlives its
+    timeoutSeconds; a new one gets not even its headers. Unmuted, both go on."""
+    fake.bookmark_interval = 0.1
+    _instancetypes(fake, 1)
+    watch = {"watch": "true", "resourceVersion": str(fake.rv), "allowWatchBookmarks": "true", "timeoutSeconds": "1"}
+    with httpx.Client(base_url=fake.url, timeout=httpx.Timeout(5, read=0.6)) as client:
+        with client.stream("GET", IT_LIST, params=watch) as open_watch:
+            lines = open_watch.iter_lines()
+            assert json.loads(next(lines))["type"] == "BOOKMARK"  # talking
+            fake.mute_watches()
+            time.sleep(0.2)  # a bookmark on its way when muted may still come
+            _instancetypes(fake, 2)  # it0 again, it1: events the open watch does not get while muted
+            with pytest.raises(httpx.ReadTimeout):
+                for line in lines:  # past the 1 s timeoutSeconds, nothing, not even the end
+                    assert json.loads(line)["type"] == "BOOKMARK", line
+                    time.sleep(0.7)  # nothing after it, if one was on its way
+        with pytest.raises(httpx.ReadTimeout):  # a new watch: accepted, no headers
+            client.get(IT_LIST, params=watch)
+        fake.unmute_watches()
+        with client.stream("GET", IT_LIST, params=watch) as resumed:
+            events = [json.loads(line) for _, line in zip(range(2), resumed.iter_lines(), strict=False)]
+            assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+                ("MODIFIED", "it0"), ("ADDED", "it1")]

@@ -314,3 +314,108 @@ def test_an_answer_from_the_returned_server_wakes_the_waiting_informers(fake, so
     fake.start()
     assert cpu(src, "nothing-here") == "missing"  # the live GET gets through
     wait_for(lambda: src.synced, timeout=5)
+
+
+def _messages(caplog, name: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "instancetype_webhook.cluster"
+            and r.getMessage().startswith(name + ":")]
+
+
+def test_a_silent_watch_is_out_of_sync_then_relisted_and_answers_fresh_data(fake, source_for, caplog):
+    """A watch that dies without a reset (a half-open connection): nothing comes, not even the end. It is
+    noticed once nothing (no event, no bookmark) was read for 1.25 bookmark intervals: out of sync, with
+    why, then relisted; the relist has what the silent watch never delivered."""
+    caplog.set_level("INFO", logger="instancetype_webhook.cluster")
+    fake.bookmark_interval = 0.1
+    fake.add(instancetype("it", 1))
+    src = source_for(fake, bookmark_interval=0.4)
+    assert src.watch_idle_timeout == 0.5
+    assert src.wait_synced(10)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    wait_for(lambda: informer.bookmarks > 0, what="a bookmark")  # this server sends them
+    relists = informer.relists
+    caplog.clear()
+    fake.mute_watches()  # every watch, open or new, goes silent and stays open
+    fake.add(instancetype("it", 2))  # never delivered by the muted watch
+    wait_for(lambda: informer.silences > 0, what="the silent watch noticed")
+    wait_for(lambda: informer.relists > relists, what="a relist")
+    fake.unmute_watches()
+    wait_for(lambda: src.synced, what="in sync again")
+    assert "watch silent for 0.5s" in informer.why and "presumed dead" in informer.why
+    said = _messages(caplog, "virtualmachineclusterinstancetypes")
+    silent = next(i for i, m in enumerate(said) if "presumed dead" in m and m.endswith("relisting"))
+    assert any("listed" in m and "(cache, 1 page)" in m for m in said[silent + 1:]), said  # after it, from the cache
+    gets = fake.count("GET ")
+    assert src.get(CLUSTER_INSTANCETYPE, "it")["spec"]["cpu"]["guest"] == 2  # fresh, from the cache
+    assert fake.count("GET ") == gets
+
+
+def test_a_silent_watch_on_a_server_without_bookmarks_is_resumed(fake, source_for):
+    """No bookmark ever came: the server may send none, so a silent watch is resumed from its resourceVersion
+    (the events it missed come first), not relisted; it is out of sync meanwhile all the same."""
+    fake.bookmark_interval = 3600
+    src = source_for(fake, bookmark_interval=2.0)  # 2.5 s of silence: unmuted well before a second one
+    assert src.wait_synced(10)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    relists = informer.relists
+    fake.mute_watches()
+    fake.add(instancetype("while-muted", 3))
+    wait_for(lambda: informer.silences > 0, what="the silent watch noticed")
+    wait_for(lambda: not informer.in_sync, what="out of sync")  # until the resumed watch gets through
+    assert not src.synced
+    fake.unmute_watches()
+    wait_for(lambda: ("", "while-muted") in informer.store, what="the missed event")
+    assert informer.relists == relists and informer.bookmarks == 0
+    assert "no bookmark seen yet" in informer.why
+
+
+def test_the_first_list_is_one_answer_from_the_api_servers_cache(fake, source_for):
+    """resourceVersion=0 and no limit: served from the watch cache in one response, nothing read from etcd
+    but the ControllerRevisions' one-item list (only its resourceVersion is wanted)."""
+    for i in range(1200):  # more than two pages of LIST_PAGE
+        fake.add(instancetype(f"big-{i:04}", 1 + i % 4), notify=False)
+    src = source_for(fake)
+    assert src.wait_synced(20)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    assert len(informer.store) == 1200 and informer.store[("", "big-0007")]["spec"]["cpu"]["guest"] == 4
+    assert informer.store[("", "big-0007")]["kind"] == "VirtualMachineClusterInstancetype"
+    cached = [i for i in src.informers.values() if i.keep]
+    assert fake.list_reads == {"cache": len(cached), "etcd": 1}
+
+
+def test_a_cache_that_cannot_list_falls_back_to_the_paged_consistent_list(fake, source_for, caplog):
+    """A watch cache not ready (429 "storage is (re)initializing"): the list is the consistent one, in pages."""
+    caplog.set_level("INFO", logger="instancetype_webhook.cluster")
+    for i in range(1200):
+        fake.add(instancetype(f"big-{i:04}"), notify=False)
+    fake.cache_list_errors = 100
+    src = source_for(fake)
+    assert src.wait_synced(20)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    assert len(informer.store) == 1200 and fake.list_reads["cache"] == 0
+    assert fake.list_reads["etcd"] >= 3 + len(src.informers) - 1  # 3 pages of 500 here, one at least elsewhere
+    said = _messages(caplog, "virtualmachineclusterinstancetypes")
+    assert any("resourceVersion=0) failed (HTTP 429" in m for m in said), said
+    assert any("listed 1200 objects" in m and "(etcd, 3 pages)" in m for m in said), said
+
+
+def test_after_a_410_the_relist_is_the_consistent_one(fake, source_for):
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    relists, etcd = informer.relists, fake.list_reads["etcd"]
+    fake.add(instancetype("missed"), notify=False)
+    fake.compact()
+    fake.drop_watches()  # the resumed watch gets 410: its resourceVersion is unavailable, the cache is not asked
+    wait_for(lambda: informer.relists > relists and ("", "missed") in informer.store)
+    assert fake.list_reads["etcd"] > etcd and informer.list_from == informer.resource_version
+
+
+def test_watch_sockets_have_tcp_keepalive(fake, source_for):
+    import socket
+
+    src = source_for(fake)
+    assert src.wait_synced(10)
+    informer = src.informers[CLUSTER_INSTANCETYPE]
+    response = wait_for(lambda: informer._response, what="an open watch")
+    assert response.connection.sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
