@@ -10,7 +10,9 @@ Exit 0 only when no case failed (2 when DIR is not a directory).
 from __future__ import annotations
 
 import argparse
+import io
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from instancetype_webhook.conformance import runner
@@ -42,9 +44,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except ValueError as exc:
         err.write(f"error: --kubevirt-version: {exc}\n")
         return 2
+    empty = Path(args.directory).is_dir() and not any(Path(args.directory).glob("*.json"))
     try:
-        return runner.run(args.directory, out, substring=args.substring, verbose=args.verbose,
-                          category=args.category, release=release)
+        code = runner.run(args.directory, io.StringIO() if empty else out, substring=args.substring,
+                          verbose=args.verbose, category=args.category, release=release)
     except NotADirectoryError as exc:
         err.write(f"error: {exc}\n")
         return 2
+    if empty:  # "0 passed" of no cases at all is a wrong DIR, not a pass
+        err.write(f"error: {args.directory}: no <case>.json files (the public cases are tests/data/shared/"
+                  "conformance)\n")
+        return 2
+    return code
