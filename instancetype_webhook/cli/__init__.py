@@ -1,7 +1,7 @@
 """The `instancetype-webhook` console script: one module per subcommand, each with `register(subparsers)`.
 
 Exit status common to every command (docs/reference/exit-codes.md): 3 when a live source (the cluster's API
-server) could not answer in time (`kubevirt.source.SourceUnavailable`: retry once it answers); 4 for an unexpected
+server) could not answer in time (`kubevirt.source.SourceUnavailable`: retry once it answers); 70 for an unexpected
 error (a bug: one line, the traceback with --debug or INSTANCETYPE_WEBHOOK_DEBUG=1); 130 on Ctrl-C; argparse's 2
 for a bad command line. Each command documents its own 0, 1 and 2.
 
@@ -94,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 UNAVAILABLE = 3
-INTERNAL = 4
+INTERNAL = 70  # sysexits.h EX_SOFTWARE: apart from every exit status a command gives itself (plan: 3, 4)
 INTERRUPTED = 130
 
 
 def internal_error(prog: str, command: str, exc: BaseException, debug: bool, err: TextIO) -> int:
-    """An error no command expected: one line (the traceback with --debug), exit status 4."""
+    """An error no command expected: one line (the traceback with --debug), exit status 70."""
     if debug:
         traceback.print_exception(exc, file=err)
     what = "out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
