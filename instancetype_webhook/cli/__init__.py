@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stderr = Quiet(stderr)  # a text stream that leaves out the notes
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return code
     except SourceUnavailable as exc:
         return unavailable(args.command, exc)
     except KeyboardInterrupt:

@@ -155,3 +155,16 @@ def test_unavailable_names_the_command(capsys):
     assert out == ""
     assert err == ("audit: reference lookup failed: LIST virtualmachines "
                    "(the cluster did not answer in time; try again)\n")
+
+
+def test_a_reader_that_goes_away_is_no_error():
+    import subprocess
+    import sys
+
+    from tests.kit.cli import ROOT
+
+    done = subprocess.Popen([sys.executable, "-m", "instancetype_webhook", "completion", "bash"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    done.stdout.close()  # as `| head -0` does
+    assert (done.wait(timeout=60), done.stderr.read()) == (0, b"")
+    done.stderr.close()
