@@ -12,7 +12,7 @@ PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.installed
 
-.PHONY: serve test test-ci lint typecheck install install-compiled conformance sync-shared bench image clean docs docs-serve docs-reference
+.PHONY: serve serve-hint test test-ci lint typecheck install install-compiled conformance sync-shared bench image clean docs docs-serve docs-reference
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -36,8 +36,12 @@ install-compiled:
 	INSTANCETYPE_WEBHOOK_COMPILE=1 $(COMPILED_VENV)/bin/pip install -q --no-build-isolation .
 	$(COMPILED_VENV)/bin/instancetype-webhook --version
 
-serve: $(STAMP)
+serve: $(STAMP) serve-hint
 	$(VENV)/bin/instancetype-webhook serve --dev --host 127.0.0.1 --port 8443 --allow-vm-policy
+
+# printed before the server starts: where the CLI the docs show is, once `make` has installed it
+serve-hint:
+	@echo "the CLI: '. $(VENV)/bin/activate' (in another shell) puts instancetype-webhook on your PATH"
 
 # Everything a user's machine can run: the static checks, then the tests (what a machine lacks, e.g. podman or
 # Chromium, skips with one line naming it). `make test-ci` adds what only CI runs (.ci/run calls both).

@@ -47,12 +47,20 @@ def run(args: argparse.Namespace) -> int:
         paths = certs.write_bundle(bundle, args.out, overwrite=args.force)
         if overlap is not None:
             paths[certs.BUNDLE_FILE] = certs.write_ca_bundle(overlap, args.out, overwrite=args.force)
-    except (certs.CertError, OSError) as exc:
+    except certs.CertError as exc:
         print(f"instancetype-webhook certs: {exc}", file=sys.stderr)
         return 2
-    for path in paths.values():
+    except OSError as exc:  # --out cannot be made or written: the path and the reason, one line
+        where = f" {exc.filename}" if exc.filename and str(exc.filename) != args.out else ""
+        print(f"instancetype-webhook certs: --out {args.out}: cannot write{where}: "
+              f"{(exc.strerror or str(exc)).lower()}", file=sys.stderr)
+        return 2
+    quiet = getattr(args, "quiet", False)  # --quiet: the caBundle alone (and the rotation steps)
+    for path in paths.values() if not quiet else ():
         print(f"wrote {path}", file=sys.stderr)
-    print(f"serving certificate for: {', '.join(dict.fromkeys(hosts))}; valid {args.days} days", file=sys.stderr)
+    if not quiet:
+        print(f"serving certificate for: {', '.join(dict.fromkeys(hosts))}; valid {args.days} days",
+              file=sys.stderr)
     if overlap is None:
         print(bundle.ca_bundle)
         return 0

@@ -10,7 +10,9 @@ Exit 0 only when no case failed (2 when DIR is not a directory).
 from __future__ import annotations
 
 import argparse
+import io
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from instancetype_webhook.cli.inputs import InputError, release_note, release_option
@@ -47,9 +49,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     if release is None:  # `auto`: no KubeVirt CR is read here
         release = from_kubevirt(None)
         err.write(f"note: {release_note(release)}\n")
+    empty = Path(args.directory).is_dir() and not any(Path(args.directory).glob("*.json"))
     try:
-        return runner.run(args.directory, out, substring=args.substring, verbose=args.verbose,
-                          category=args.category, release=release)
+        code = runner.run(args.directory, io.StringIO() if empty else out, substring=args.substring,
+                          verbose=args.verbose, category=args.category, release=release)
     except NotADirectoryError as exc:
         err.write(f"error: {exc}\n")
         return 2
+    if empty:  # "0 passed" of no cases at all is a wrong DIR, not a pass
+        err.write(f"error: {args.directory}: no <case>.json files (the public cases are tests/data/shared/"
+                  "conformance)\n")
+        return 2
+    return code

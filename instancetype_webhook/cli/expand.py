@@ -1,7 +1,7 @@
 """`instancetype-webhook expand`: flatten a VirtualMachine offline, like `virtctl expand` without a cluster.
 
     instancetype-webhook expand -f VM.yaml [-f objects.yaml ...] [--old OLD.yaml] [--catalog DIR]
-                                [-o yaml|json] [--diff]
+                                [-o yaml|json|name] [--diff]
 
 Inputs are files or stdin (`-f -`), multi-document YAML or JSON. The document of kind VirtualMachine is
 the VM; instance types, preferences, ControllerRevisions, PVCs, DataVolumes, DataSources and
@@ -34,6 +34,7 @@ from instancetype_webhook.cli.inputs import (
     print_denial,
     read_request,
 )
+from instancetype_webhook.cli.output import resource_name, use_colour
 from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.expand import expand_vm_spec
@@ -52,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_input_arguments(p, "a VM and/or reference objects")
     add_strict_argument(p)
-    p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
+    p.add_argument("-o", "--output", choices=("yaml", "json", "name"), default="yaml",
+                   help="output format (default yaml; name: virtualmachine.kubevirt.io/NAME, as kubectl)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--provenance", action="store_true",
                    help="add the webhook's expanded-from annotation (what `resize` needs to take the old size out)")
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         flat = stored
     try:
         if args.diff:
-            print_diff(vm, flat, out, colour=out.isatty())
+            print_diff(vm, flat, out, colour=use_colour(out))
         else:
             out.write(render(flat, args.output))
         out.flush()
@@ -117,6 +119,8 @@ def stored_by_webhook(vm: dict[str, Any], source: Any, settings: Any, err: TextI
 
 
 def render(vm: dict[str, Any], fmt: str) -> str:
+    if fmt == "name":
+        return resource_name(vm) + "\n"
     if fmt == "json":
         return orjson.dumps(vm, option=orjson.OPT_INDENT_2).decode() + "\n"
     return yaml.safe_dump(vm, sort_keys=False, default_flow_style=False)

@@ -201,12 +201,30 @@ def read_inputs(paths: list[str], stdin: TextIO | None = None, recursive: bool =
             raise InputError(str(exc)) from exc
         for origin, docs in documents.files:
             for doc in docs:
+                unserved(doc, origin)
                 meta = doc.get("metadata")
                 if is_reference_object(doc) and not (isinstance(meta, dict) and isinstance(meta.get("name"), str)):
                     raise InputError(f"{origin}: a {doc['kind']} without metadata.name")
             inputs.files.append((origin, docs))
         inputs.reviews.extend(documents.reviews)
     return inputs
+
+
+# The versions KubeVirt's API server serves for its core kinds: another version of kubevirt.io is a typo or a
+# manifest for something else, never a VM to answer for as if it were v1.
+SERVED = {"kubevirt.io": ("v1", "v1alpha3")}
+CORE_KINDS = (VIRTUAL_MACHINE, VIRTUAL_MACHINE_INSTANCE, KUBEVIRT)
+
+
+def unserved(doc: dict[str, Any], origin: str) -> None:
+    """InputError when a VirtualMachine, VMI or KubeVirt object names a version of kubevirt.io that is not served."""
+    api_version = doc.get("apiVersion")
+    if doc.get("kind") not in CORE_KINDS or not isinstance(api_version, str) or "/" not in api_version:
+        return
+    group, _, version = api_version.partition("/")
+    if group in SERVED and version not in SERVED[group]:
+        raise InputError(f"{origin}: {doc['kind']} {api_version}: KubeVirt serves {group}/"
+                         f"{' and '.join(SERVED[group])} (use apiVersion: {group}/{SERVED[group][0]})")
 
 
 def read_subject(paths: list[str], stdin: TextIO | None, kinds: tuple[str, ...],

@@ -85,19 +85,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = ServerSettings(**given)
     except ValidationError as exc:
-        for err in exc.errors():
-            print(f"playground: --{'-'.join(str(x) for x in err['loc']).replace('_', '-')}: {err['msg']}",
-                  file=sys.stderr)
+        from instancetype_webhook.cli.serve import print_invalid
+
+        print_invalid("playground", exc, {k: v for k, v in given.items() if k not in ("dev", "metrics_port")})
         return 2
     try:
         samples, objects = samples_and_objects(args.filename, settings.kubevirt_version)
     except (InputError, CatalogError, OSError) as exc:
         print(f"playground: {exc}", file=sys.stderr)
         return 2
-    print(f"playground: https://{args.host}:{args.port}/playground (self-signed certificate; Ctrl-C stops)",
-          flush=True)
+    def listening(port: int) -> None:  # once the port is ours: a taken port is one line, never this one
+        print(f"playground: https://{args.host}:{port}/playground (self-signed certificate; Ctrl-C stops)",
+              flush=True)
+
     try:
-        return serve(settings, Playground(samples, objects))
+        return serve(settings, Playground(samples, objects), on_listening=listening)
     except ServeError as exc:
         print(f"playground: {exc}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from instancetype_webhook.cli.expand import VM_KIND, print_diff, render
 from instancetype_webhook.cli.inputs import InputError, add_input_arguments, announce, build_source, read_subject
+from instancetype_webhook.cli.output import use_colour
 from instancetype_webhook.cli.strict import add_strict_argument, check_fields
 from instancetype_webhook.sources.catalog import CatalogError
 
@@ -33,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_strict_argument(p)
     p.add_argument("--instancetype", metavar="[KIND/]NAME", help="the new instance type")
     p.add_argument("--preference", metavar="[KIND/]NAME", help="the new preference")
-    p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
+    p.add_argument("-o", "--output", choices=("yaml", "json", "name"), default="yaml",
+                   help="output format (default yaml; name: virtualmachine.kubevirt.io/NAME, as kubectl)")
     p.add_argument("--diff", action="store_true", help="print the RFC 6902 patch and a unified diff instead")
     p.add_argument("--no-handwritten", dest="handwritten", action="store_false",
                    help="refuse a VM without provenance, as upstream (the serve flag --no-resize-handwritten)")
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         return 1
     try:
         if args.diff:
-            print_diff(vm, stored, out, colour=out.isatty(), names=("given", "resized"))
+            print_diff(vm, stored, out, colour=use_colour(out), names=("given", "resized"))
         else:
             out.write(render(stored, args.output))
         out.flush()

@@ -6,12 +6,13 @@ e.g. INSTANCETYPE_WEBHOOK_TLS_CERT); a flag on the command line wins.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from pydantic import ValidationError
 
 from instancetype_webhook.cli.inputs import InputError, add_release_argument, release_option
-from instancetype_webhook.settings import POLICIES, ServerSettings
+from instancetype_webhook.settings import ENV_PREFIX, POLICIES, ServerSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,6 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=S,
                    help="processes answering on the port (default 1); each keeps its own watch caches")
     p.add_argument("--metrics-port", type=int, default=S, help="plain-HTTP /metrics port (default 8080, 0 = off)")
+    p.add_argument("--metrics-host", default=S,
+                   help="/metrics listen address (default: the --host address, so 127.0.0.1 keeps both local)")
     p.add_argument("--log-level", default=S, help="debug, info, warning, error (default info)")
     p.add_argument("--max-body-bytes", type=int, default=S, help="larger request bodies get 413 (default 8 MiB)")
     p.add_argument("--review-deadline", type=float, default=S, help="seconds to answer a review (default 8)")
@@ -63,6 +66,16 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
     return ServerSettings(**given)
 
 
+def print_invalid(command: str, exc: ValidationError, given: dict[str, object]) -> None:
+    """One line per invalid setting, named as the user gave it: the flag, or the environment variable."""
+    for err in exc.errors():
+        name = "_".join(str(x) for x in err["loc"])
+        where = f"--{name.replace('_', '-')}" if name in given else f"{ENV_PREFIX}{name.upper()}"
+        value = "" if name in given or f"{ENV_PREFIX}{name.upper()}" not in os.environ else \
+            f"={os.environ[f'{ENV_PREFIX}{name.upper()}']!r}"
+        print(f"{command}: {where}{value}: {err['msg']}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     try:  # the flag, else INSTANCETYPE_WEBHOOK_KUBEVIRT_VERSION, named in the one line when it names no release
         release_option(getattr(args, "kubevirt_version", None), default="auto")
@@ -72,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = settings_from(args)
     except ValidationError as exc:
-        for err in exc.errors():
-            print(f"serve: --{'-'.join(str(x) for x in err['loc']).replace('_', '-')}: {err['msg']}", file=sys.stderr)
+        print_invalid("serve", exc, vars(args))
         return 2
     from instancetype_webhook.server.run import ServeError, serve
 

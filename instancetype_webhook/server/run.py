@@ -5,9 +5,11 @@ import asyncio
 import functools
 import gc
 import logging
+import socket
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,40 @@ def tls_files(settings: ServerSettings) -> tuple[Path, Path]:
     return settings.tls_cert, settings.tls_key
 
 
+def bind_listener(host: str, port: int, flag: str = "--port") -> socket.socket:
+    """The HTTPS socket, bound before anything says the server is serving: a taken port or an address this machine
+    does not have is a ServeError (one line), never uvicorn's exit after the "serving" line."""
+    try:
+        info = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        sock = socket.socket(info[0], socket.SOCK_STREAM)
+    except OSError as exc:
+        raise ServeError(f"cannot listen on {host}:{port}: {reason(exc)}") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(info[4])
+    except OSError as exc:
+        sock.close()
+        raise ServeError(f"cannot listen on {host}:{port}: {reason(exc)}"
+                         f"{f' (another server is on this port; {flag} picks another)' if is_busy(exc) else ''}") \
+            from exc
+    return sock
+
+
+def metrics_host(settings: ServerSettings) -> str:
+    """Where /metrics listens: --metrics-host, else the serving host (`--host 127.0.0.1` keeps both local)."""
+    return settings.metrics_host or settings.host
+
+
+def reason(exc: OSError) -> str:
+    return exc.strerror.lower() if exc.strerror else str(exc)
+
+
+def is_busy(exc: OSError) -> bool:
+    import errno
+
+    return exc.errno == errno.EADDRINUSE
+
+
 def transport_options() -> dict[str, Any]:
     """uvicorn's fastest stack here, through its public options: uvloop and httptools when installed (`auto`),
     each response written once (server.coalesce), and no proxy-headers middleware (the webhook never reads the
@@ -97,9 +133,9 @@ def transport_options() -> dict[str, Any]:
     return {"proxy_headers": False, "loop": "auto", "http": coalescing_protocol() or "auto"}
 
 
-def serve(settings: ServerSettings, playground: Any = None) -> int:
+def serve(settings: ServerSettings, playground: Any = None, on_listening: Callable[[int], None] | None = None) -> int:
     """Run the server; `playground` (playground.routes.Playground) mounts /playground, as --dev does
-    with the bundled samples."""
+    with the bundled samples. `on_listening(port)` runs once the port is bound (a line for the user)."""
     configure(settings.log_level)
     if playground is None and settings.dev:
         from instancetype_webhook.playground.routes import Playground, bundled_samples
@@ -112,7 +148,7 @@ def serve(settings: ServerSettings, playground: Any = None) -> int:
         raise ServeError(str(exc)) from exc
     if settings.workers > 1:
         return serve_workers(settings, cert, key, playground)
-    return serve_one(settings, cert, key, tls, playground=playground)
+    return serve_one(settings, cert, key, tls, playground=playground, on_listening=on_listening)
 
 
 def serve_workers(settings: ServerSettings, cert: Path, key: Path, playground: Any = None) -> int:
@@ -123,7 +159,9 @@ def serve_workers(settings: ServerSettings, cert: Path, key: Path, playground: A
     try:
         listen_socket(settings.host, port).close()  # fail here, once, if the port is taken
     except OSError as exc:
-        raise ServeError(f"cannot listen on {settings.host}:{port}: {exc}") from exc
+        raise ServeError(f"cannot listen on {settings.host}:{port}: {reason(exc)}") from exc
+    if settings.metrics_port:  # the supervisor's /metrics, likewise
+        bind_listener(metrics_host(settings), settings.metrics_port, "--metrics-port").close()
     if settings.dev:
         log.info("dev certificate %s (all %d workers)", cert, settings.workers)
 
@@ -139,15 +177,22 @@ def serve_workers(settings: ServerSettings, cert: Path, key: Path, playground: A
             return 2
 
     gc.freeze()  # what is loaded now is shared with the workers: keep the collector off those pages
-    return Supervisor(settings.workers, worker, settings.metrics_host, settings.metrics_port).run()
+    return Supervisor(settings.workers, worker, metrics_host(settings), settings.metrics_port).run()
 
 
 def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS,
-              sockets: list[Any] | None = None, worker: int | None = None, playground: Any = None) -> int:
-    """One complete server: source, TLS reload, metrics, uvicorn, drain (listening on `sockets` if given)."""
+              sockets: list[Any] | None = None, worker: int | None = None, playground: Any = None,
+              on_listening: Callable[[int], None] | None = None) -> int:
+    """One complete server: source, TLS reload, metrics, uvicorn, drain (listening on `sockets` if given, else on a
+    socket bound here first: a port that cannot be had is a ServeError before anything is logged)."""
+    if sockets is None:
+        sockets = [bind_listener(settings.host, settings.port)]
+    port = sockets[0].getsockname()[1]  # --port 0: the port the system chose
     try:
         assembly = assemble(settings, objects=playground.objects if playground is not None else ())
     except AssemblyError as exc:
+        for sock in sockets:
+            sock.close()
         raise ServeError(str(exc)) from exc
     source, ctx, configuration = assembly.source, assembly.ctx, assembly.configuration
     metrics = Metrics()
@@ -161,9 +206,16 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
                         cache_objects=functools.partial(cache_objects, source),
                         certificate_not_after=lambda: tls.not_after,
                         out_of_sync=getattr(source, "out_of_sync", dict), certificate=lambda: tls.info))
-    tls.start()
     if settings.metrics_port:
-        metrics.serve(settings.metrics_port, settings.metrics_host)
+        try:
+            metrics.serve(settings.metrics_port, metrics_host(settings))
+        except OSError as exc:
+            for sock in sockets:
+                sock.close()
+            assembly.stop()
+            raise ServeError(f"cannot serve /metrics on {metrics_host(settings)}:{settings.metrics_port}: "
+                             f"{reason(exc)} (--metrics-port picks another, 0 turns it off)") from exc
+    tls.start()
     config = uvicorn.Config(
         create_app(hook, playground, assembly.where), host=settings.host, port=settings.port,
         ssl_context_factory=tls.context_factory,
@@ -172,7 +224,7 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
         timeout_graceful_shutdown=settings.shutdown_grace,  # type: ignore[arg-type]
         server_header=False, **transport_options(),
     )
-    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s, %s%s%s%s)", settings.host, settings.port,
+    log.info("serving https://%s:%d (policy %s, %s, TLS >= %s, %s%s%s%s)", settings.host, port,
              settings.policy, assembly.where, settings.tls_min_version, build_summary(),
              ", client certificates required" if settings.tls_client_ca else "",
              f", dev certificate {cert}" if settings.dev else "", f", worker {worker}" if worker is not None else "")
@@ -180,7 +232,9 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
     log.log(logging.WARNING if release.assumed else logging.INFO, "answering as %s (from %s)", release.describe(),
             release.source or "default")
     if playground is not None and worker in (None, 0):
-        log.info("playground https://%s:%d/playground", settings.host, settings.port)
+        log.info("playground https://%s:%d/playground", settings.host, port)
+    if on_listening is not None:
+        on_listening(port)
     try:
         DrainingServer(config, hook, settings.shutdown_delay).run(sockets=sockets)
     finally:

@@ -40,12 +40,49 @@ class CatalogError(ValueError):
     """A manifest that cannot be read or is not a Kubernetes object."""
 
 
+# A YAML alias (`*a`) shares the anchored node; anything that copies or serialises the document expands it again
+# each time. Past this many nodes added by aliases (a "billion laughs" document: 9 levels of 9 aliases are 387
+# million), or a node inside itself, the document is refused, as kubectl's YAML reader refuses excessive aliasing.
+MAX_ALIAS_EXPANSION = 1_000_000
+
+
+def alias_expansion(doc: Any) -> float:
+    """How many more nodes `doc` has expanded than as loaded (0 without aliases; inf for a node inside itself)."""
+    sizes: dict[int, int] = {}
+    opened: set[int] = set()
+    unique = 0
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        node, closing = stack.pop()
+        children = list(node.values()) if isinstance(node, dict) else node
+        key = id(node)
+        if closing:
+            opened.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] if isinstance(c, (dict, list)) else 1 for c in children)
+            continue
+        if key in sizes:
+            continue
+        if key in opened:
+            return float("inf")
+        opened.add(key)
+        nested = [c for c in children if isinstance(c, (dict, list))]
+        unique += 1 + len(children) - len(nested)
+        stack.append((node, True))
+        stack.extend((c, False) for c in nested)
+    return sizes.get(id(doc), 1) - unique if isinstance(doc, (dict, list)) else 0
+
+
 def iter_documents(text: str, origin: str = "<input>") -> Iterator[dict[str, Any]]:
     """Every object in a multi-document YAML or JSON text; `List` kinds are flattened."""
     try:
         docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise CatalogError(f"{origin}: not valid YAML or JSON: {exc}".splitlines()[0]) from exc
+    if "*" in text:  # an alias is written `*name`: without one there is nothing to expand
+        for doc in docs:
+            if alias_expansion(doc) > MAX_ALIAS_EXPANSION:
+                raise CatalogError(f"{origin}: refused: its YAML aliases expand past {MAX_ALIAS_EXPANSION:,} nodes "
+                                   "(a YAML bomb, or an anchor inside itself)")
     for doc in docs:
         if doc is None:
             continue

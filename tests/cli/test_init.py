@@ -85,13 +85,61 @@ def test_a_source_that_cannot_answer_is_one_line_and_exit_3(monkeypatch):
                    "(the cluster did not answer in time; try again)\n")
 
 
-def test_other_exceptions_are_not_turned_into_exit_3(monkeypatch):
+def test_other_exceptions_are_one_line_and_exit_4_not_3(monkeypatch):
+    def broken(args):
+        raise RuntimeError("a bug\nsecond line")
+
+    monkeypatch.setattr("instancetype_webhook.cli.validate.run", broken)
+    monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
+    code, out, err = run_main("validate", "-f", "-")
+    assert (code, out) == (cli.INTERNAL, "")
+    assert err == ("instancetype-webhook validate: unexpected error: RuntimeError: a bug "
+                   f"(--debug or {cli.DEBUG_ENV}=1 shows where)\n")
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_debug_shows_the_traceback_of_an_unexpected_error(monkeypatch, how):
     def broken(args):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr("instancetype_webhook.cli.validate.run", broken)
-    with pytest.raises(RuntimeError, match="a bug"):
-        run_main("validate", "-f", "-")
+    monkeypatch.setenv(cli.DEBUG_ENV, "1" if how == "environment" else "0")
+    code, _, err = run_main("validate", "-f", "-", *(["--debug"] if how == "flag" else []))
+    assert code == cli.INTERNAL
+    assert "Traceback (most recent call last)" in err and 'raise RuntimeError("a bug")' in err
+    assert err.endswith("unexpected error: RuntimeError: a bug\n")
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("instancetype_webhook.cli.validate.run", interrupted)
+    assert run_main("validate", "-f", "-") == (130, "", "instancetype-webhook validate: interrupted\n")
+
+
+def test_quiet_leaves_out_the_note_lines_and_keeps_the_rest(monkeypatch):
+    def noisy(args):
+        import sys
+
+        print("note: answering as KubeVirt v1.7.4", file=sys.stderr)
+        sys.stderr.write("warning: kept\nnote: also left out\n")
+        print("the result")
+        return 0
+
+    monkeypatch.setattr("instancetype_webhook.cli.validate.run", noisy)
+    assert run_main("validate", "-f", "-", "--quiet") == (0, "the result\n", "warning: kept\n")
+    assert run_main("validate", "-f", "-").err == ("note: answering as KubeVirt v1.7.4\nwarning: kept\n"
+                                                   "note: also left out\n")
+
+
+def test_every_command_takes_debug_and_the_offline_ones_quiet():
+    parser = cli.build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    for name, sub in subparsers.choices.items():
+        flags = {f for action in sub._actions for f in action.option_strings}
+        assert "--debug" in flags, name
+        assert ("--quiet" in flags) == (name not in ("serve", "playground", "completion")), name
 
 
 @pytest.mark.parametrize(("returned", "code"), [(None, 0), (0, 0), (1, 1), (2, 2)])
@@ -107,3 +155,16 @@ def test_unavailable_names_the_command(capsys):
     assert out == ""
     assert err == ("audit: reference lookup failed: LIST virtualmachines "
                    "(the cluster did not answer in time; try again)\n")
+
+
+def test_a_reader_that_goes_away_is_no_error():
+    import subprocess
+    import sys
+
+    from tests.kit.cli import ROOT
+
+    done = subprocess.Popen([sys.executable, "-m", "instancetype_webhook", "completion", "bash"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    done.stdout.close()  # as `| head -0` does
+    assert (done.wait(timeout=60), done.stderr.read()) == (0, b"")
+    done.stderr.close()

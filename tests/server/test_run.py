@@ -1,6 +1,7 @@
 """server/run.py: `instancetype-webhook serve` refuses bad settings with a message and exit status 2 (no
-traceback); the TLS files it serves with (--dev's own, else both of --tls-cert/--tls-key); the reference cache's
-object counts for /readyz and /metrics; uvicorn's public options it runs with."""
+traceback), naming the flag or the environment variable; a busy port before anything says serving; /metrics on the
+serving host unless --metrics-host; the TLS files it serves with (--dev's own, else both of --tls-cert/--tls-key);
+the reference cache's object counts for /readyz and /metrics; uvicorn's public options it runs with."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,8 @@ import pytest
 from instancetype_webhook.cli import build_parser, main
 from instancetype_webhook.cli.serve import settings_from
 from instancetype_webhook.kubevirt.source import InMemorySource
-from instancetype_webhook.server.run import ServeError, cache_objects, tls_files, transport_options
+from instancetype_webhook.server import run
+from instancetype_webhook.server.run import ServeError, cache_objects, metrics_host, tls_files, transport_options
 from instancetype_webhook.settings import ServerSettings
 from tests.kit.builders import instancetype, vm
 
@@ -20,7 +22,9 @@ from tests.kit.builders import instancetype, vm
     (["--in-cluster", "--dev"], {}, "cannot load the in-cluster configuration"),
     (["--port", "18999"], {}, "TLS is required"),
     (["--catalog", "/nonexistent", "--dev"], {}, "not a directory"),
-    (["--dev"], {"INSTANCETYPE_WEBHOOK_POLICY": "bogus"}, "--policy"),
+    (["--dev"], {"INSTANCETYPE_WEBHOOK_POLICY": "bogus"},
+     "serve: INSTANCETYPE_WEBHOOK_POLICY='bogus': Input should be"),
+    (["--dev", "--port", "70000"], {}, "serve: --port: Input should be less than or equal to 65535"),
     (["--dev", "--tls-cert", "/x"], {}, "--dev makes its own certificate"),
 ])
 def test_bad_settings_exit_2(argv, env, message, monkeypatch, capsys, app_logging):
@@ -76,3 +80,75 @@ def test_cache_objects_of_a_watching_source_counts_its_informers():
         informers = {"it": Informer("virtualmachineinstancetypes", 3), "p": Informer("virtualmachinepreferences", 0)}
 
     assert cache_objects(Watching()) == {"virtualmachineinstancetypes": 3, "virtualmachinepreferences": 0}
+
+
+class Said:
+    """run.log, recorded: what the server told the user, in order."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def log(self, _level, msg, *args):
+        self.lines.append(msg % args)
+
+    def info(self, msg, *args):
+        self.log(0, msg, *args)
+
+    warning = error = info
+
+
+@pytest.fixture
+def said(monkeypatch, app_logging):
+    recorder = Said()
+    monkeypatch.setattr(run, "log", recorder)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    return recorder
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """Where /metrics was asked to listen, and the server run with no loop (it returns at once)."""
+    calls: list[tuple[int, str]] = []
+    monkeypatch.setattr(run.Metrics, "serve", lambda self, port, host="": calls.append((port, host)))
+    monkeypatch.setattr(run.DrainingServer, "run", lambda self, sockets=None: None)
+    return calls
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ({"host": "127.0.0.1"}, "127.0.0.1"),
+    ({"host": "127.0.0.1", "metrics_host": "0.0.0.0"}, "0.0.0.0"),
+    ({}, "0.0.0.0"),  # the default host: every address, /metrics too (Prometheus scrapes the pod)
+])
+def test_metrics_listen_on_the_serving_host_unless_metrics_host(given, expected, said, served):
+    settings = ServerSettings(dev=True, port=0, metrics_port=18080, **given)
+    assert metrics_host(settings) == expected
+    assert run.serve(settings) == 0
+    assert served == [(18080, expected)]
+
+
+def test_the_serving_line_names_the_port_the_system_chose(said, served):
+    assert run.serve(ServerSettings(dev=True, host="127.0.0.1", port=0, metrics_port=0)) == 0
+    serving = next(line for line in said.lines if line.startswith("serving "))
+    port = int(serving.split(":")[2].split(" ")[0])
+    assert port > 0 and served == []
+
+
+@pytest.mark.parametrize("which", ["port", "metrics_port"])
+def test_a_busy_port_is_a_serve_error_before_anything_says_serving(which, said, monkeypatch):
+    import socket
+
+    monkeypatch.setattr(run.DrainingServer, "run", lambda self, sockets=None: pytest.fail("ran on a busy port"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        settings = ServerSettings(dev=True, host="127.0.0.1", **{"port": 0, "metrics_port": 0, which: busy})
+        with pytest.raises(ServeError, match=f"127.0.0.1:{busy}: address already in use"):
+            run.serve(settings)
+    assert not [line for line in said.lines if line.startswith(("serving", "playground"))]
+
+
+def test_metrics_host_is_a_serve_flag_and_an_environment_variable(monkeypatch):
+    assert settings_from(build_parser().parse_args(["serve", "--metrics-host", "10.0.0.1"])).metrics_host == "10.0.0.1"
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_METRICS_HOST", "10.0.0.2")
+    assert settings_from(build_parser().parse_args(["serve"])).metrics_host == "10.0.0.2"

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from instancetype_webhook.catalog import BUNDLES
 from instancetype_webhook.kubevirt.causes import ExpandError
@@ -106,3 +107,22 @@ def test_the_packaged_bundles_are_the_shared_copies_unchanged(release):
     shared = sorted((SHARED_RELEASES / release).glob("*.yaml"))
     assert [p.name for p in packaged] == [p.name for p in shared] and len(packaged) == 2
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(packaged, shared, strict=True))
+
+
+def test_yaml_aliases_expanding_past_the_bound_are_refused_with_one_line():
+    from instancetype_webhook.sources.catalog import MAX_ALIAS_EXPANSION, alias_expansion
+
+    levels = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    levels += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, 9)]
+    bomb = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n" + "".join(f"  {x}\n" for x in levels)
+    with pytest.raises(CatalogError, match=r"^bomb.yaml: refused: its YAML aliases expand past 1,000,000 nodes"):
+        list(iter_documents(bomb, "bomb.yaml"))
+    with pytest.raises(CatalogError, match="an anchor inside itself"):
+        list(iter_documents("kind: X\nloop: &a [1, *a]\n", "loop.yaml"))
+    assert MAX_ALIAS_EXPANSION == 1_000_000
+    assert alias_expansion(yaml.safe_load("a: &a [1, 2]\nb: [*a, *a]")) == 6  # two copies of a 3-node list
+    assert alias_expansion({"a": [1, {"b": 2}]}) == 0
+    shared = yaml.safe_load("base: &b {cpu: 2}\nvms: [" + ", ".join(["*b"] * 50) + "]\n")
+    written = yaml.safe_dump(shared)  # the shared map written once, then as 50 aliases: a few nodes, accepted
+    assert "*id001" in written
+    assert [doc["vms"][49] for doc in iter_documents(written)] == [{"cpu": 2}]
