@@ -27,7 +27,7 @@ from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.source import CacheMiss, SourceUnavailable
 from instancetype_webhook.server.metrics import Metrics
-from instancetype_webhook.server.reviewlog import log_review, review_line
+from instancetype_webhook.server.reviewlog import line_weight, log_review, review_line
 
 log = logging.getLogger("instancetype_webhook.server")
 Handler = Callable[[rv.Review, ReviewContext], ReviewReply]
@@ -144,8 +144,13 @@ def _answered(review: rv.Review, hook: Webhook, endpoint: str, outcome: ReviewRe
     metrics.observe(endpoint, request["operation"], request["kind"].get("kind", ""), outcome.outcome, seconds)
     if not outcome.allowed:
         metrics.denied(endpoint, outcome.body)
-    log_review(review_line(endpoint, request, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
-                           outcome.policy))
+    weight = line_weight(outcome.outcome)
+    if weight:
+        line = review_line(endpoint, request, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
+                           outcome.policy)
+        if weight > 1:
+            line["sampled"] = weight
+        log_review(line)
     return 200, outcome.body
 
 

@@ -175,6 +175,20 @@ def test_autoscaling_needs_a_cpu_request():
     assert by_kind(objs, "HorizontalPodAutoscaler")[0]["spec"]["minReplicas"] == 1
 
 
+def test_log_allowed_reaches_the_environment_only_when_not_the_default(default_install):
+    def env(objs: list[dict]) -> list[dict]:
+        return check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0].get("env", [])
+
+    assert env(default_install[0]) == []
+    extra = {"name": "TZ", "value": "UTC"}
+    objs, _ = install({"logAllowed": 100, "extraEnv": [extra]})
+    assert env(objs) == [{"name": "INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "value": "100"}, extra]
+    assert env(install({"logAllowed": 0})[0]) == [{"name": "INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "value": "0"}]
+    assert check_schemas(objs) == []
+    with pytest.raises(helm.HelmError, match="logAllowed"):
+        install({"logAllowed": -1})
+
+
 def test_catalog_directory_replaces_the_cluster_source_and_namespaces_are_opt_in():
     objs, _ = install({"catalog": {"directory": "/catalog"}, "rbac": {"readNamespaces": True}})
     args = (check_deployment(objs, WIRING)
