@@ -137,7 +137,7 @@ def test_values_reach_the_objects():
 def test_autoscaling_is_off_by_default_and_when_on_owns_the_replica_count(default_install):
     objs, _ = default_install
     assert by_kind(objs, "HorizontalPodAutoscaler") == []
-    objs, _ = install({"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 8,
+    objs, notes = install({"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 8,
                                        "targetCPUUtilizationPercentage": 60,
                                        "behavior": {"scaleDown": {"stabilizationWindowSeconds": 600}}},
                        "resources": {"requests": {"cpu": "500m"}}})
@@ -153,6 +153,7 @@ def test_autoscaling_is_off_by_default_and_when_on_owns_the_replica_count(defaul
         "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}]
     assert hpa["spec"]["behavior"] == {"scaleDown": {"stabilizationWindowSeconds": 600}}
     assert by_kind(objs, "PodDisruptionBudget")[0]["spec"]["maxUnavailable"] == 1  # still bounds evictions
+    assert "Keep autoscaling.minReplicas >= 2" in notes and "Keep replicaCount >= 2" in default_install[1]
     report = helm.lint(str(CHART), {"autoscaling": {"enabled": True}}, strict=True, namespace=NAMESPACE)
     assert report["errors"] == []
 
