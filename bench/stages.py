@@ -48,7 +48,11 @@ from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (
 from instancetype_webhook.server.asgi import review_answer  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.logconfig import configure  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.reviewlog import log_review, review_line  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.reviewlog import (  # noqa: E402  (after the sys.path set-up)
+    log_review,
+    review_line,
+    set_allowed_sampling,
+)
 from instancetype_webhook.sources.catalog import load_catalog  # noqa: E402  (after the sys.path set-up)
 
 
@@ -185,6 +189,11 @@ def stages(number: int, body: bytes | None = None) -> dict[str, float]:
     figures["ASGI floor (floor_app.py)"] = round(asgi_per_call_us(floor, "/mutate", body, number), 1)
     figures["ASGI /validate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/validate", body, number), 1)
     figures["ASGI /mutate (AdmissionApp)"] = round(asgi_per_call_us(ours, "/mutate", body, number), 1)
+    # INSTANCETYPE_WEBHOOK_LOG_ALLOWED=0: an allowed review that changes nothing gets no line (not even built)
+    set_allowed_sampling(0)
+    figures["ASGI /validate (AdmissionApp, allowed reviews unlogged)"] = round(
+        asgi_per_call_us(ours, "/validate", body, number), 1)
+    set_allowed_sampling(1)
     # the door's own work for a review, without ASGI messages: parse, handler, metrics, log line
     hook = ours.hook
 

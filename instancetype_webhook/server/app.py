@@ -137,8 +137,8 @@ def create_api(hook: Webhook, playground: Any = None, where: str = "") -> FastAP
             return Response(orjson.dumps({"status": "ready", "clusterConfiguration": hook.configuration_status(),
                                           "kubevirt": release_status(hook.ctx.cluster.release), **detail}),
                             media_type=JSON)
-        why = "draining" if hook.draining else "reference source not synced"
-        return Response(orjson.dumps({"status": "not ready", "reason": why, **detail}), status_code=503,
+        return Response(orjson.dumps({"status": "not ready", "reason": hook.not_ready_reason(), **detail}),
+                        status_code=503,
                         media_type=JSON)
 
     return app

@@ -27,12 +27,16 @@ from instancetype_webhook.httpbody import BodyTooLarge, ClientGone, read_body
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.source import CacheMiss, SourceUnavailable
 from instancetype_webhook.server.metrics import Metrics
-from instancetype_webhook.server.reviewlog import log_review, review_line
+from instancetype_webhook.server.reviewlog import line_weight, log_review, review_line
 
 log = logging.getLogger("instancetype_webhook.server")
 Handler = Callable[[rv.Review, ReviewContext], ReviewReply]
 # The reviews this door answers: path -> (endpoint name for metrics and logs, the admission layer's decision)
 REVIEWS: dict[str, tuple[str, Handler]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
+# Seconds after its start a replica turns ready even though its reference source has not synced yet (the API
+# server away during a rollout): it then answers the reviews that need no lookup, and refuses the others
+# with a retryable error, like a replica whose source fell out of sync later.
+START_GRACE = 60.0
 
 
 @dataclass
@@ -46,13 +50,30 @@ class Webhook:
     deadline: float = 8.0
     deadline_action: str = "deny"
     offload: bool = False
-    ready: Callable[[], bool] = lambda: True
+    ready: Callable[[], bool] = lambda: True  # the reference source's first sync (consulted until it is done)
     draining: bool = False
     configuration_status: Callable[[], str] = lambda: "KubeVirt's defaults"  # which cluster configuration is in use
     cache_status: Callable[[], dict[str, Any]] | None = None  # per resource: in sync, or since when and why not
+    start_grace: float = START_GRACE  # seconds after which a replica is ready without its first sync
+    started: float = field(default_factory=time.monotonic)
+    started_serving: bool = False  # latched: the first sync was done, or the start grace passed
 
     def is_ready(self) -> bool:
-        return not self.draining and bool(self.ready())
+        """Whether THIS replica can serve: not draining, and its reference source synced once (or the start
+        grace passed). A source that falls out of sync later does not make it unready: the cause (the API
+        server) is shared by every replica, so failing readiness would take them all out of the Service at
+        once, including for the reviews that need no lookup; the reviews that need one get a retryable
+        refusal instead (SourceUnavailable)."""
+        if self.draining:
+            return False
+        if not self.started_serving and (time.monotonic() - self.started >= self.start_grace or self.ready()):
+            self.started_serving = True
+        return self.started_serving
+
+    def not_ready_reason(self) -> str:
+        if self.draining:
+            return "draining"
+        return f"reference source not synced yet (ready without it {self.start_grace:g}s after the start)"
 
 
 def _late(review: rv.Review, hook: Webhook, kind: str) -> ReviewReply:
@@ -123,8 +144,13 @@ def _answered(review: rv.Review, hook: Webhook, endpoint: str, outcome: ReviewRe
     metrics.observe(endpoint, request["operation"], request["kind"].get("kind", ""), outcome.outcome, seconds)
     if not outcome.allowed:
         metrics.denied(endpoint, outcome.body)
-    log_review(review_line(endpoint, request, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
-                           outcome.policy))
+    weight = line_weight(outcome.outcome)
+    if weight:
+        line = review_line(endpoint, request, outcome.allowed, outcome.patch_ops, seconds, outcome.outcome,
+                           outcome.policy)
+        if weight > 1:
+            line["sampled"] = weight
+        log_review(line)
     return 200, outcome.body
 
 

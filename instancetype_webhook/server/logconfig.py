@@ -3,12 +3,20 @@ instancetype_webhook.server.reviewlog) kept in order with the others."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any
 
 import orjson
 
-from instancetype_webhook.server.reviewlog import REVIEW_LOGGER, flush_reviews, has_pending, set_sink
+from instancetype_webhook.server.reviewlog import (
+    REVIEW_LOGGER,
+    flush_reviews,
+    has_pending,
+    set_allowed_sampling,
+    set_sink,
+)
+from instancetype_webhook.settings import ENV_PREFIX
 
 log = logging.getLogger(REVIEW_LOGGER)
 
@@ -35,7 +43,12 @@ class _OrderedHandler(logging.StreamHandler):
         super().emit(record)
 
 
-def configure(level: str = "info") -> None:
+def configure(level: str = "info", log_allowed: int | None = None) -> None:
+    """JSON lines on stdout at `level`; 1 in `log_allowed` allowed reviews that change nothing get a review
+    line (None: INSTANCETYPE_WEBHOOK_LOG_ALLOWED, default 1; every one at level debug)."""
+    if log_allowed is None:
+        log_allowed = int(os.environ.get(f"{ENV_PREFIX}LOG_ALLOWED", "1") or "1")
+    set_allowed_sampling(1 if level.upper() == "DEBUG" else log_allowed)
     handler = _OrderedHandler(sys.stdout)
     handler.setFormatter(JSONFormatter())
     root = logging.getLogger("instancetype_webhook")

@@ -212,7 +212,8 @@ class StateCollector:
 
     @staticmethod
     def _families(ready: bool, synced: bool, objects: dict[str, int], not_after: float | None) -> Iterator[Metric]:
-        yield GaugeMetricFamily("instancetype_webhook_ready", "1 when /readyz answers 200 (synced, not draining)",
+        yield GaugeMetricFamily("instancetype_webhook_ready",
+                                "1 when /readyz answers 200 (first sync done or start grace passed, not draining)",
                                 value=int(ready))
         yield GaugeMetricFamily("instancetype_webhook_reference_cache_synced",
                                 "1 when every watched kind has been listed and its watch holds (0 while a watch "

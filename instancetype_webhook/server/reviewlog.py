@@ -1,6 +1,10 @@
 """The review log: one JSON line per review, identifiers and the verdict only, never the object (cloud-init
 user data can hold secrets), written straight to stdout without the logging machinery.
 
+Which reviews get a line is a choice (`set_allowed_sampling`, INSTANCETYPE_WEBHOOK_LOG_ALLOWED): refusals,
+errors, deadlines, rejected bodies and patches always; the allowed reviews that change nothing (outcomes
+`allowed` and `skipped`) 1 in N, their line carrying `"sampled": N` (N = 1: every one, 0: none).
+
 Part of the compiled build (compiled.py): it runs once per review. instancetype_webhook.server.logconfig configures it
 (`set_sink`) and keeps the other log lines in order with it (`flush_reviews` before each of theirs).
 """
@@ -22,6 +26,34 @@ log = logging.getLogger(REVIEW_LOGGER)
 _sink: Any = None  # a binary stream review lines go to directly (set by logconfig.configure), or None
 _pending: list[bytes] = []  # review lines written in this event-loop step, not yet on the sink
 _lock = threading.Lock()  # other threads log too (watches, TLS reload): they flush pending lines first
+SAMPLED = frozenset({"allowed", "skipped"})  # the outcomes whose lines are sampled (nothing refused or changed)
+_every = 1  # 1 in _every sampled reviews gets a line (0: none)
+_seen = 0  # sampled reviews since the last one logged, modulo _every
+
+
+def set_allowed_sampling(every: int) -> None:
+    """Log 1 in `every` allowed reviews that change nothing (1: every one, 0: none); the others always."""
+    global _every, _seen
+    if every < 0:
+        raise ValueError(f"the allowed reviews' sampling is 1 in N with N >= 0, not {every}")
+    _every, _seen = every, 0
+
+
+def allowed_sampling() -> int:
+    return _every
+
+
+def line_weight(outcome: str) -> int:
+    """How many reviews this one's line stands for: 1 (not sampled, or sampled 1 in 1), N (the one logged
+    of N allowed reviews), or 0 (left out: no line). Called once per review, in the event loop."""
+    global _seen
+    every = _every
+    if every == 1 or outcome not in SAMPLED:
+        return 1
+    if every == 0:
+        return 0
+    seen, _seen = _seen, (_seen + 1) % every
+    return every if seen == 0 else 0
 
 
 def set_sink(sink: Any) -> None:

@@ -14,6 +14,7 @@ import pytest
 from tests.kit.admission import VM, patch_of
 from tests.kit.builders import review
 from tests.kit.server import Server, serve
+from tests.kit.wait import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +136,14 @@ def test_plain_http_is_refused(server: Server):
         httpx.post(server.url.replace("https", "http") + "/mutate", content=b"{}", timeout=3)
 
 
+
+
+def test_the_allowed_reviews_sampling_set_in_the_environment_reaches_the_log(tmp_path):
+    with serve(tmp_path, env={"INSTANCETYPE_WEBHOOK_POLICY": "expand",
+                              "INSTANCETYPE_WEBHOOK_LOG_ALLOWED": "0"}) as srv, srv.client() as c:
+        allowed, patched = review(VM), review(VM)
+        post(c, "/validate", allowed)
+        assert patch_of(post(c, "/mutate", patched))
+        wait_for(lambda: patched["request"]["uid"] in srv.logs(), 5, "the patched review's line")
+        logs = srv.logs()
+        assert patched["request"]["uid"] in logs and allowed["request"]["uid"] not in logs

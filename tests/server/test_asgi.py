@@ -23,6 +23,7 @@ import uvicorn
 
 import instancetype_webhook.server.asgi as door
 from instancetype_webhook.admission.context import ReviewContext, ReviewReply
+from instancetype_webhook.server import reviewlog
 from instancetype_webhook.server.app import Webhook, create_app
 from instancetype_webhook.server.run import transport_options
 from instancetype_webhook.sources.catalog import load_catalog
@@ -244,3 +245,39 @@ def test_a_review_needing_a_live_lookup_keeps_the_order_of_what_follows():
     assert first["name"] == "uncached" and first["thread"] != "uvicorn-door"  # a worker thread
     assert second["name"] == "cached"  # after the first, though it needed no lookup
     assert not closed and hook.metrics.in_flight == 0
+
+
+@pytest.fixture
+def sampled_lines(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict]]:
+    """The review lines `_answered` writes; the allowed reviews' sampling back to 1 in 1 afterwards."""
+    lines: list[dict] = []
+    monkeypatch.setattr(door, "log_review", lines.append)
+    yield lines
+    reviewlog.set_allowed_sampling(1)
+
+
+def answer_in_process(hook: Webhook, path: str, body: bytes) -> None:
+    async def read() -> bytes:
+        return body
+
+    asyncio.run(door.review_answer(read, hook, *door.REVIEWS[path]))
+
+
+@pytest.mark.parametrize("every, logged", [(1, 6), (3, 2), (0, 0)])
+def test_allowed_reviews_are_sampled_and_refusals_and_patches_always_logged(
+        hook: Webhook, sampled_lines: list[dict], every: int, logged: int):
+    reviewlog.set_allowed_sampling(every)
+    for _ in range(6):
+        answer_in_process(hook, "/validate", (EXAMPLES / "vm-create-reference.json").read_bytes())
+    allowed = [line for line in sampled_lines if line["outcome"] in ("allowed", "skipped")]
+    assert len(allowed) == logged
+    assert all(line.get("sampled", 1) == max(every, 1) for line in allowed)
+    del sampled_lines[:]
+    for path, example in (("/mutate", "vm-create-expand.json"), ("/validate", "vm-conflict.json"),
+                          ("/mutate", "vm-missing-reference.json")):
+        for _ in range(2):
+            answer_in_process(hook, path, (EXAMPLES / example).read_bytes())
+    answer_in_process(hook, "/mutate", b"{not json")
+    assert [line["outcome"] for line in sampled_lines] == ["patched"] * 2 + ["denied"] * 4 + ["rejected"]
+    assert not any("sampled" in line for line in sampled_lines)
+    assert hook.metrics.in_flight == 0

@@ -49,3 +49,21 @@ def test_configure_installs_one_handler_and_the_sink_only_at_info(level: str, si
     logging.getLogger("instancetype_webhook.server").warning("hello")
     out.flush()
     assert orjson.loads(out.buffer.getvalue().splitlines()[-1])["msg"] == "hello"
+
+
+@pytest.mark.parametrize("level, given, environment, every", [
+    ("info", None, None, 1), ("info", None, "10", 10), ("info", 0, "10", 0), ("debug", 5, "10", 1),
+    ("warning", None, "0", 0),
+])
+def test_configure_sets_the_allowed_reviews_sampling(level: str, given, environment, every: int, monkeypatch,
+                                                     app_logging: logging.Logger):
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True))
+    if environment is None:
+        monkeypatch.delenv("INSTANCETYPE_WEBHOOK_LOG_ALLOWED", raising=False)
+    else:
+        monkeypatch.setenv("INSTANCETYPE_WEBHOOK_LOG_ALLOWED", environment)
+    try:
+        logconfig.configure(level, given)
+        assert reviewlog.allowed_sampling() == every
+    finally:
+        reviewlog.set_allowed_sampling(1)

@@ -5,6 +5,7 @@ import asyncio
 import io
 import logging
 import sys
+from collections.abc import Iterator
 
 import orjson
 import pytest
@@ -72,3 +73,24 @@ def test_the_logger_is_left_as_it_was_after_the_tests_above():
     logger = logging.getLogger("instancetype_webhook")
     assert not any(isinstance(h, logconfig._OrderedHandler) for h in logger.handlers)
     assert logger.propagate and reviewlog.sink() is None
+
+
+@pytest.fixture
+def sampling() -> Iterator[None]:
+    yield
+    reviewlog.set_allowed_sampling(1)
+
+
+def test_one_in_n_allowed_reviews_gets_a_line_standing_for_n(sampling: None):
+    reviewlog.set_allowed_sampling(4)
+    weights = [reviewlog.line_weight("allowed") for _ in range(8)]
+    assert weights == [4, 0, 0, 0, 4, 0, 0, 0]
+    assert [reviewlog.line_weight(o) for o in ("denied", "patched", "deadline", "error", "rejected")] == [1] * 5
+    assert [reviewlog.line_weight("skipped"), reviewlog.line_weight("allowed")] == [4, 0]  # one count for both
+    reviewlog.set_allowed_sampling(0)
+    assert [reviewlog.line_weight("allowed"), reviewlog.line_weight("skipped"), reviewlog.line_weight("denied")] \
+        == [0, 0, 1]
+    reviewlog.set_allowed_sampling(1)
+    assert {reviewlog.line_weight("allowed") for _ in range(3)} == {1}
+    with pytest.raises(ValueError, match="N >= 0"):
+        reviewlog.set_allowed_sampling(-1)

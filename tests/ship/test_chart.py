@@ -134,6 +134,62 @@ def test_values_reach_the_objects():
     assert check_schemas(objs) == []
 
 
+def test_autoscaling_is_off_by_default_and_when_on_owns_the_replica_count(default_install):
+    objs, _ = default_install
+    assert by_kind(objs, "HorizontalPodAutoscaler") == []
+    objs, notes = install({"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 8,
+                                       "targetCPUUtilizationPercentage": 60,
+                                       "behavior": {"scaleDown": {"stabilizationWindowSeconds": 600}}},
+                       "resources": {"requests": {"cpu": "500m"}}})
+    assert check_schemas(objs) == []
+    (hpa,) = by_kind(objs, "HorizontalPodAutoscaler")
+    deploy = check_deployment_loosely(objs)
+    assert "replicas" not in deploy["spec"]  # an upgrade must not reset what the autoscaler chose
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "name": deploy["metadata"]["name"]}
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 8)
+    assert hpa["spec"]["metrics"] == [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}]
+    assert hpa["spec"]["behavior"] == {"scaleDown": {"stabilizationWindowSeconds": 600}}
+    assert by_kind(objs, "PodDisruptionBudget")[0]["spec"]["maxUnavailable"] == 1  # still bounds evictions
+    assert "Keep autoscaling.minReplicas >= 2" in notes and "Keep replicaCount >= 2" in default_install[1]
+    report = helm.lint(str(CHART), {"autoscaling": {"enabled": True}}, strict=True, namespace=NAMESPACE)
+    assert report["errors"] == []
+
+
+@pytest.mark.parametrize("values,message", [
+    ({"minReplicas": 5, "maxReplicas": 3}, "minReplicas \\(5\\) must not exceed autoscaling.maxReplicas \\(3\\)"),
+    ({"minReplicas": 1}, "minReplicas must be at least 2 with the PodDisruptionBudget"),
+    ({"targetCPUUtilizationPercentage": 0}, "targetCPUUtilizationPercentage"),
+    ({"maxReplica": 4}, "maxReplica"),
+])
+def test_autoscaling_values_that_cannot_work_fail(values, message):
+    with pytest.raises(helm.HelmError, match=message):
+        install({"autoscaling": {"enabled": True, **values}})
+
+
+def test_autoscaling_needs_a_cpu_request():
+    with pytest.raises(helm.HelmError, match="autoscaling needs resources.requests.cpu"):
+        install({"autoscaling": {"enabled": True}, "resources": {"requests": {"cpu": None}}})
+    objs, _ = install({"autoscaling": {"enabled": True, "minReplicas": 1}, "podDisruptionBudget": {"enabled": False}})
+    assert by_kind(objs, "HorizontalPodAutoscaler")[0]["spec"]["minReplicas"] == 1
+
+
+def test_log_allowed_reaches_the_environment_only_when_not_the_default(default_install):
+    def env(objs: list[dict]) -> list[dict]:
+        return check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0].get("env", [])
+
+    assert env(default_install[0]) == []
+    extra = {"name": "TZ", "value": "UTC"}
+    objs, _ = install({"logAllowed": 100, "extraEnv": [extra]})
+    assert env(objs) == [{"name": "INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "value": "100"}, extra]
+    assert env(install({"logAllowed": 0})[0]) == [{"name": "INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "value": "0"}]
+    assert check_schemas(objs) == []
+    with pytest.raises(helm.HelmError, match="logAllowed"):
+        install({"logAllowed": -1})
+
+
 def test_catalog_directory_replaces_the_cluster_source_and_namespaces_are_opt_in():
     objs, _ = install({"catalog": {"directory": "/catalog"}, "rbac": {"readNamespaces": True}})
     args = (check_deployment(objs, WIRING)
