@@ -136,7 +136,7 @@ def transport_options() -> dict[str, Any]:
 def serve(settings: ServerSettings, playground: Any = None, on_listening: Callable[[int], None] | None = None) -> int:
     """Run the server; `playground` (playground.routes.Playground) mounts /playground, as --dev does
     with the bundled samples. `on_listening(port)` runs once the port is bound (a line for the user)."""
-    configure(settings.log_level)
+    configure(settings.log_level, settings.log_allowed)
     if playground is None and settings.dev:
         from instancetype_webhook.playground.routes import Playground, bundled_samples
 

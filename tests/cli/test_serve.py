@@ -91,3 +91,11 @@ def test_source_flags_are_exclusive(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["serve", "--kubeconfig", "k", "--catalog", "c"])
     assert exc.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_log_allowed_comes_from_the_flag_else_the_environment(served, monkeypatch):
+    assert run_main("serve", "--log-allowed", "100").code == 0
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "0")
+    assert run_main("serve").code == 0
+    assert [settings.log_allowed for settings in served] == [100, 0]
+    assert run_main("serve", "--log-allowed", "-1").code == 2
