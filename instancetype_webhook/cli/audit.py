@@ -21,13 +21,13 @@ import sys
 import time
 from typing import Any
 
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.fleet import add_selection, open_for, with_progress
 from instancetype_webhook.cli.inputs import InputError, release_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("audit", help="report what a policy would do to the stored VMs (read-only)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "audit", "report what a policy would do to the stored VMs (read-only)", __doc__)
     add_selection(p)
     p.add_argument("--report", choices=("policyreport", "openreports"),
                    help="also write the results as policy reports: wgpolicyk8s.io PolicyReport or "

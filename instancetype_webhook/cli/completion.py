@@ -17,13 +17,14 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from instancetype_webhook.cli.command import add_command
+
 SHELLS = ("bash", "zsh")
 PROG = "instancetype-webhook"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("completion", help="print the shell completion script (bash or zsh)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "completion", "print the shell completion script (bash or zsh)", __doc__)
     p.add_argument("shell", choices=SHELLS, help="the shell the script is for")
     p.set_defaults(func=run)
 

@@ -27,6 +27,7 @@ import sys
 from typing import TextIO
 
 from instancetype_webhook.cli import compare
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.expand import print_rejection
 from instancetype_webhook.cli.inputs import (
     InputError,
@@ -47,12 +48,8 @@ SUBJECT_KINDS = ("VirtualMachine", "VirtualMachineInstance")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "domxml",
-        help="print the libvirt domain XML a VirtualMachine (or VMI) would get (offline)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(subparsers, "domxml", "print the libvirt domain XML a VirtualMachine (or VMI) would get (offline)",
+                    __doc__)
     add_input_arguments(p, "a VM or VMI and/or reference objects")
     add_strict_argument(p)
     p.add_argument("--uid", help="the VMI uid to use in socket paths (default: stable, derived from the name)")

@@ -26,6 +26,7 @@ import orjson
 import yaml
 
 from instancetype_webhook.cli import compare
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.inputs import (
     InputError,
     MutationDenied,
@@ -45,12 +46,8 @@ RED, GREEN, CYAN, RESET = "\033[31m", "\033[32m", "\033[36m", "\033[0m"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "expand",
-        help="flatten a VirtualMachine with its instance type and preference (offline)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(subparsers, "expand", "flatten a VirtualMachine with its instance type and preference (offline)",
+                    __doc__)
     add_input_arguments(p, "a VM and/or reference objects")
     add_strict_argument(p)
     p.add_argument("-o", "--output", choices=("yaml", "json", "name"), default="yaml",

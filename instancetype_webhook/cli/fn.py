@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.documents import DocumentError, parse
 from instancetype_webhook.cli.inputs import (
     VIRTUAL_MACHINE,
@@ -47,12 +48,8 @@ WIDTH = 1 << 16  # a message stays on one line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "fn",
-        help="a KRM function (kpt, kustomize): flatten or validate the VMs of a ResourceList on stdin",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(subparsers, "fn", "a KRM function (kpt, kustomize): flatten or validate the VMs of a ResourceList",
+                    __doc__)
     p.add_argument("config", nargs="?", metavar="CONFIG",
                    help="as a kustomize exec plugin: the plugin's config file (stdin is then the resources)")
     p.set_defaults(func=run)

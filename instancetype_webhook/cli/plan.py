@@ -33,6 +33,7 @@ from typing import Any, TextIO
 
 from instancetype_webhook.admission.policy import Policy
 from instancetype_webhook.cli import compare
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.inputs import (
     InputError,
     Inputs,
@@ -65,8 +66,8 @@ _MISSING_OBJECT = ("FailedFindInstancetype", "FailedFindPreference")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("plan", help="say whether an edit of a running VM goes live, needs a restart or is "
-                              "refused", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "plan", "say whether an edit of a running VM goes live, needs a restart or is refused",
+                    __doc__)
     p.add_argument("name", nargs="?", metavar="VM_NAME", 
                    help="the running VM in the cluster (with --kubeconfig/--in-cluster)")
     p.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",

@@ -21,13 +21,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.inputs import InputError, add_release_argument, release_option
 from instancetype_webhook.settings import POLICIES, ServerSettings
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("playground", help="serve the playground page: what the webhook would do to a VM",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "playground", "serve the playground page: what the webhook would do to a VM", __doc__)
     p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8444, help="HTTPS port (default 8444)")
     p.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",

@@ -19,6 +19,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.expand import VM_KIND, print_diff, render
 from instancetype_webhook.cli.inputs import InputError, add_input_arguments, announce, build_source, read_subject
 from instancetype_webhook.cli.output import use_colour
@@ -27,9 +28,8 @@ from instancetype_webhook.sources.catalog import CatalogError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "resize", help="give a flat VirtualMachine a new instance type and/or preference (offline)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "resize", "give a flat VirtualMachine a new instance type and/or preference (offline)",
+                    __doc__)
     add_input_arguments(p, "the flat VM and/or reference objects", old=False)
     add_strict_argument(p)
     p.add_argument("--instancetype", metavar="[KIND/]NAME", help="the new instance type")

@@ -11,13 +11,13 @@ import sys
 
 from pydantic import ValidationError
 
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.inputs import InputError, add_release_argument, release_option
 from instancetype_webhook.settings import ENV_PREFIX, POLICIES, ServerSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("serve", help="run the admission webhook (HTTPS)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "serve", "run the admission webhook (HTTPS)", __doc__)
     S = argparse.SUPPRESS  # unset flags fall back to the environment, then the defaults
     p.add_argument("--host", default=S, help="listen address (default 0.0.0.0)")
     p.add_argument("--port", type=int, default=S, help="HTTPS port (default 8443)")

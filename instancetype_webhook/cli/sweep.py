@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from instancetype_webhook.cli.command import add_command
 from instancetype_webhook.cli.fleet import add_selection, open_for, with_progress
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("sweep", help="flatten the stored VMs as /mutate would (resourceVersion-safe)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "sweep", "flatten the stored VMs as /mutate would (resourceVersion-safe)", __doc__)
     add_selection(p)
     p.add_argument("--dry-run", action="store_true", help="server-side dry run (dryRun=All): nothing is stored")
     p.add_argument("--rate", type=float, default=0.0, help="at most this many writes per second (0: no limit)")
