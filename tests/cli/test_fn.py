@@ -141,3 +141,49 @@ def test_kubectl_kustomize_fails_on_a_vm_that_validate_rejects(tmp_path):
     assert done.returncode != 0 and done.stdout == ""
     assert "VirtualMachine/default/fedora-conflict" in done.stderr
     assert "conflicts with selected instance type" in done.stderr
+
+
+def kpt_package(tmp_path: Path, mode: str, *resources: dict) -> tuple[Path, Path, Path]:
+    """A kpt package of `resources`, the function config, and an executable running this checkout's `fn` as a
+    KRM function (a ResourceList on stdin, a ResourceList out)."""
+    package = tmp_path / "package"
+    package.mkdir()
+    for index, resource in enumerate(resources):
+        (package / f"r{index}.yaml").write_text(yaml.safe_dump(resource))
+    config = tmp_path / "fn-config.yaml"
+    config.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn-config"},
+                                      "data": {"mode": mode}}))
+    function = tmp_path / "vm-function"
+    function.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m instancetype_webhook fn\n')
+    function.chmod(0o755)
+    return package, config, function
+
+
+def _stored(document: dict) -> dict:
+    """A document as kpt writes it back: without the annotations kpt keeps for itself."""
+    meta = document.get("metadata") or {}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items()
+                   if not k.startswith(("config.kubernetes.io/", "internal.config.kubernetes.io/"))}
+    return {**document, "metadata": {**{k: v for k, v in meta.items() if k != "annotations"},
+                                     **({"annotations": annotations} if annotations else {})}}
+
+
+def test_kpt_fn_eval_flattens_the_vm_as_expand_does(tmp_path):
+    kpt = need_command("kpt", "the machine image's google-cloud-cli-kpt package")
+    package, config, function = kpt_package(tmp_path, "expand", CM, VM)
+    done = subprocess.run([kpt, "fn", "eval", str(package), "--exec", str(function), "--fn-config", str(config)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    stored = {doc["kind"]: _stored(doc) for path in sorted(package.glob("*.yaml"))
+              for doc in yaml.safe_load_all(path.read_text())}
+    assert stored["VirtualMachine"] == expanded("-f", str(EXAMPLES / "vm.json"))
+    assert stored["ConfigMap"] == CM
+
+
+def test_kpt_fn_eval_reports_a_vm_that_validate_rejects(tmp_path):
+    kpt = need_command("kpt", "the machine image's google-cloud-cli-kpt package")
+    package, config, function = kpt_package(tmp_path, "validate", CONFLICT)
+    done = subprocess.run([kpt, "fn", "eval", str(package), "--exec", str(function), "--fn-config", str(config)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode != 0
+    assert "conflicts with selected instance type" in done.stdout + done.stderr
