@@ -17,6 +17,11 @@ KUBEVIRT = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
             "status": {"phase": "Deployed", "observedKubeVirtVersion": "v1.8.4", "targetKubeVirtVersion": "v1.8.4"}}
 
 
+PANICKY = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+           "metadata": {"name": "panicky", "namespace": "apps"},
+           "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}
+
+
 @pytest.fixture(scope="module")
 def config(tmp_path_factory) -> str:
     fake = FakeAPIServer()
@@ -26,6 +31,10 @@ def config(tmp_path_factory) -> str:
     fake.add(vm("plain", "apps", "u1.small", None))  # BIOS, no NUMA: the same on every release
     fake.add(vm("numa", "apps", "cx1.large1gi", None))  # guest NUMA cells: <distances> on main only
     fake.add(vm("efi", "apps", "u1.medium", "fedora"))  # EFI firmware: /usr/share/edk2/ovmf from v1.9
+    fake.add(PANICKY)
+    panic = vm("panic", "apps", "u1.small", None)  # BIOS; its preference creates a panic device from v1.9
+    panic["spec"]["preference"] = {"name": "panicky", "kind": "VirtualMachinePreference"}
+    fake.add(panic)
     path = tmp_path_factory.mktemp("kube") / "kubeconfig"
     path.write_text(fake.kubeconfig())
     yield str(path)
@@ -44,11 +53,12 @@ def preview_of(capsys, config: str, release: str) -> dict:
     return json.loads(out)["preview"]
 
 
-def test_the_next_minor_changes_the_efi_vms_domain_only(capsys, config) -> None:
+def test_the_next_minor_changes_the_efi_vms_domain_and_gives_the_panic_vm_its_device(capsys, config) -> None:
     preview = preview_of(capsys, config, "v1.9.0")
     assert (preview["cluster"], preview["release"]) == ("v1.8.4", "v1.9.0")
-    assert [entry["name"] for entry in preview["vms"]] == ["efi"]
-    (efi,) = preview["vms"]
+    assert [entry["name"] for entry in preview["vms"]] == ["efi", "panic"]
+    efi, panic = preview["vms"]
+    assert any("panicDevices" in change for change in panic["changes"]), panic
     assert efi["action"] == efi["actionThen"] == "flatten"
     assert len(efi["changes"]) == 1 and efi["changes"][0].startswith("domain differs")
     assert "/usr/share/OVMF" in efi["changes"][0] and "/usr/share/edk2/ovmf" in efi["changes"][0]
@@ -56,7 +66,7 @@ def test_the_next_minor_changes_the_efi_vms_domain_only(capsys, config) -> None:
 
 def test_main_also_changes_the_numa_vms_domain(capsys, config) -> None:
     preview = preview_of(capsys, config, "main")
-    assert sorted(entry["name"] for entry in preview["vms"]) == ["efi", "numa"]
+    assert sorted(entry["name"] for entry in preview["vms"]) == ["efi", "numa", "panic"]
     numa = next(entry for entry in preview["vms"] if entry["name"] == "numa")
     assert "distances" in numa["changes"][0] or "sibling" in numa["changes"][0]
 
@@ -64,7 +74,7 @@ def test_main_also_changes_the_numa_vms_domain(capsys, config) -> None:
 def test_the_table_lists_only_the_differences(capsys, config) -> None:
     code, out, _ = audit(capsys, config, "--kubevirt-version", "v1.9.0")
     assert code == 0
-    head, _, tail = out.partition("\nKubeVirt v1.9.0 would answer 1 of 3 VMs differently (the cluster runs v1.8.4)\n")
+    head, _, tail = out.partition("\nKubeVirt v1.9.0 would answer 2 of 4 VMs differently (the cluster runs v1.8.4)\n")
     assert tail.startswith("apps/efi  flatten\n  - domain differs")
     assert "plain" not in tail and "numa" not in tail
     assert "plain" in head  # the findings table as the cluster's own release answers is still there

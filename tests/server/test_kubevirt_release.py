@@ -165,3 +165,37 @@ def test_a_distribution_suffix_is_parsed_and_said() -> None:
     config.update([on_release("v1.8.4-hco.1")])
     assert config.settings.release.name == "v1.8.4"
     assert config.settings.release.assumed == "suffix '-hco.1' ignored"
+
+
+PANICKY = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+           "metadata": {"name": "panicky", "namespace": "apps"},
+           "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}
+
+
+def flat_devices(client: httpx.Client, vm: dict) -> dict:
+    """The devices of the VM as /mutate stores it (the JSONPatch applied to the VM sent)."""
+    import jsonpatch
+
+    answer = client.post("/mutate", content=orjson.dumps(review(vm))).json()["response"]
+    assert answer["allowed"], answer
+    flat = jsonpatch.apply_patch(vm, json.loads(base64.b64decode(answer["patch"])))
+    return flat["spec"]["template"]["spec"]["domain"]["devices"]
+
+
+def test_the_panic_device_a_preference_creates_follows_the_release_the_cr_reports(tmp_path: Path,
+                                                                                   fake: FakeAPIServer) -> None:
+    """v1.8 creates no panic device from preferredPanicDeviceModel (and its virt-api refuses one without the
+    PanicDevices gate): a webhook on a v1.8.4 cluster adds none; once the CR reports v1.9.0 it does."""
+    fake.add(PANICKY)
+    fake.add(on_release("v1.8.4"))
+    vm = copy.deepcopy(VM)
+    vm["spec"]["preference"] = {"name": "panicky", "kind": "VirtualMachinePreference"}
+    with serve(tmp_path, "--kubeconfig", kubeconfig(tmp_path, fake), "--policy", "expand") as server, \
+            server.client() as client:
+        wait_for(lambda: readyz_release(client)["release"] == "v1.8.4")
+        assert "panicDevices" not in flat_devices(client, vm)
+        done = copy.deepcopy(fake.get("KubeVirt", "kubevirt", "kubevirt"))
+        done["status"]["observedKubeVirtVersion"] = done["status"]["targetKubeVirtVersion"] = "v1.9.0"
+        fake.add(done)
+        wait_for(lambda: readyz_release(client)["release"] == "v1.9.0")
+        assert flat_devices(client, vm)["panicDevices"] == [{"model": "hyperv"}]
