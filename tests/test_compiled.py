@@ -67,6 +67,7 @@ def test_a_module_that_is_not_listed_is_refused_by_name(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.ci_tier  # a mypyc build (about a minute of a core): CI's make test-ci, beside the suites' compiled re-run
 def test_a_compiled_build_imports_the_extension_and_answers_as_pure_python(tmp_path):
     built = build_wheel(tmp_path, "instancetype_webhook.patch")
     assert built.returncode == 0, built.stderr
