@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = ServerSettings(host=args.host, port=args.port, policy=args.policy, catalog=args.catalog,
                               metrics_port=args.metrics_port)
-    configure(settings.log_level)
+    configure(settings.log_level, settings.log_allowed)
     uvicorn.run(build_app(settings), host=settings.host, port=settings.port, access_log=False, log_config=None,
                 log_level=settings.log_level, lifespan="off", server_header=False, **transport_options())
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Answer", "WhatIf", "flatten", "what_if"]
+__all__ = ["Answer", "WhatIf", "leaf_paths", "what_if"]
 
 ABSENT = "(absent)"
 
@@ -90,18 +90,18 @@ def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+def leaf_paths(value: Any, prefix: str = "") -> dict[str, Any]:
     """The leaves of a JSON value by dotted path (`spec.template.spec.volumes[0].name`); an empty map or list
     is a leaf."""
     if isinstance(value, Mapping) and value:
         out: dict[str, Any] = {}
         for key, item in value.items():
-            out.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+            out.update(leaf_paths(item, f"{prefix}.{key}" if prefix else str(key)))
         return out
     if isinstance(value, list) and value:
         out = {}
         for index, item in enumerate(value):
-            out.update(flatten(item, f"{prefix}[{index}]"))
+            out.update(leaf_paths(item, f"{prefix}[{index}]"))
         return out
     return {prefix: value}
 

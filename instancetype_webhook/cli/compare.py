@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from instancetype_webhook.admission.whatif import Answer, WhatIf, flatten, what_if
+from instancetype_webhook.admission.whatif import Answer, WhatIf, leaf_paths, what_if
 from instancetype_webhook.cli.inputs import InputError, release_option
 from instancetype_webhook.kubevirt.releases import ReleaseProfile
 
@@ -79,7 +79,7 @@ def answer(command: str, release: str, code: int, out: str, err: str) -> Answer:
     """What one run answered, as an Answer (see the module docstring)."""
     verdict, said = _said(err)
     if command == "expand":
-        fields = flatten(json.loads(out)) if code == 0 and out.strip() else {}
+        fields = leaf_paths(json.loads(out)) if code == 0 and out.strip() else {}
         return Answer(release, verdict or ("expanded" if code == 0 else f"exit {code}"), said, fields)
     if command == "domxml":
         return Answer(release, verdict or ("domain XML printed" if code == 0 else f"exit {code}"), said,

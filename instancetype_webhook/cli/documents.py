@@ -83,7 +83,7 @@ def read_text_documents(text: str, origin: str, empty_ok: bool = False) -> Docum
     objects: list[dict[str, Any]] = []
     reviews: list[Review] = []
     for doc in parse(text, origin):
-        for obj in flatten(doc):
+        for obj in list_items(doc):
             if obj.get("kind") == ADMISSION_REVIEW and "request" in obj:
                 review, subject = unwrap(obj, origin)
                 reviews.append(review)
@@ -113,13 +113,13 @@ def parse(text: str, origin: str) -> list[dict[str, Any]]:
         raise DocumentError(syntax_message(exc, origin) or str(exc)) from exc
 
 
-def flatten(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def list_items(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """A List's (any `...List`'s) items, nested Lists too; any other object as it is."""
     kind = doc.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
         for item in doc["items"]:
             if isinstance(item, dict):
-                yield from flatten(item)
+                yield from list_items(item)
         return
     yield doc
 

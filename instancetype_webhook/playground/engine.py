@@ -19,7 +19,7 @@ import orjson
 from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext, namespace_of, with_namespace
 from instancetype_webhook.admission.policy import POLICIES, Policy, effective_policy, has_matcher, is_policy
-from instancetype_webhook.admission.whatif import Answer, flatten, what_if
+from instancetype_webhook.admission.whatif import Answer, leaf_paths, what_if
 from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.playground.sidebyside import changed_lines, rows
 from instancetype_webhook.playground.unknown import unknown_field_marks
@@ -187,7 +187,7 @@ def what_was_answered(result: dict[str, Any], release: str) -> Answer:
     causes += [f"warning: {w}" for w in result.get("warnings") or []]
     stored = parse(result["storedYAML"]).value if result.get("storedYAML") else {}
     domain_xml = result.get("domainXML") or result.get("domainXMLError") or ""
-    return Answer(release, verdict, tuple(causes), flatten(stored), tuple(str(domain_xml).splitlines()))
+    return Answer(release, verdict, tuple(causes), leaf_paths(stored), tuple(str(domain_xml).splitlines()))
 
 
 def examine(review: rv.Review, parsed: Parsed, prefix: Path, choices: Choices, ctx: ReviewContext) -> dict[str, Any]:

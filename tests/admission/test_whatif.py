@@ -1,11 +1,11 @@
 """admission.whatif: two answers in, only what differs out."""
 from __future__ import annotations
 
-from instancetype_webhook.admission.whatif import ABSENT, Answer, flatten, what_if
+from instancetype_webhook.admission.whatif import ABSENT, Answer, leaf_paths, what_if
 
 
 def test_flatten_names_every_leaf_by_its_path() -> None:
-    assert flatten({"spec": {"a": [{"b": 1}, 2], "empty": {}, "none": []}}) == {
+    assert leaf_paths({"spec": {"a": [{"b": 1}, 2], "empty": {}, "none": []}}) == {
         "spec.a[0].b": 1, "spec.a[1]": 2, "spec.empty": {}, "spec.none": []}
 
 
