@@ -95,8 +95,8 @@ def parse_review(body: bytes, max_depth: int = 200) -> Review:
         raise ReviewError("", f"body is not valid JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise ReviewError("", f"body must be a JSON object (an AdmissionReview), got {_json_type(doc)}")
-    # Cheap bound first (in C, one pass over the bytes): fewer brackets than the limit cannot nest deeper.
-    if len(body) - len(body.translate(None, b"{[")) > max_depth and not _depth_ok(doc, max_depth):
+    # Cheap bound first (in C, counting without a copy): fewer brackets than the limit cannot nest deeper.
+    if body.count(b"{") + body.count(b"[") > max_depth and not _depth_ok(doc, max_depth):
         raise ReviewError("", f"JSON nesting deeper than {max_depth} levels")
     kind = doc.get("kind")
     if kind != "AdmissionReview":

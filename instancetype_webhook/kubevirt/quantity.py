@@ -59,20 +59,31 @@ class Quantity:
         return format_quantity(self.value, self.format)
 
     # -- comparison ---------------------------------------------------------------------------
+    # Cross-multiplied integers (denominators are positive): Fraction's own comparison checks its operand
+    # against the numbers ABCs first, which costs more than the rest of a memory check on the review path.
+    def _cross(self, other: Quantity) -> tuple[int, int]:
+        a, b = self.value, other.value
+        return a.numerator * b.denominator, b.numerator * a.denominator
+
     def __lt__(self, other: Quantity) -> bool:
-        return self.value < other.value
+        mine, theirs = self._cross(other)
+        return mine < theirs
 
     def __le__(self, other: Quantity) -> bool:
-        return self.value <= other.value
+        mine, theirs = self._cross(other)
+        return mine <= theirs
 
     def __gt__(self, other: Quantity) -> bool:
-        return self.value > other.value
+        mine, theirs = self._cross(other)
+        return mine > theirs
 
     def __ge__(self, other: Quantity) -> bool:
-        return self.value >= other.value
+        mine, theirs = self._cross(other)
+        return mine >= theirs
 
     def equals(self, other: Quantity) -> bool:
-        return self.value == other.value
+        mine, theirs = self._cross(other)
+        return mine == theirs
 
 
 def _number_text(raw: Any) -> str:

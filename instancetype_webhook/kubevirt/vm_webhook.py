@@ -65,11 +65,12 @@ def ignored_lookup_warning(noun: str, matcher: Mapping[str, Any], exc: ExpandErr
 
 
 def _lookup(
-    vm: dict[str, Any], source: Source, key: str, noun: str, find: Callable[[dict[str, Any], Source], Spec | None],
-    warnings: list[str],
+    vm: dict[str, Any], source: Source, key: str, noun: str,
+    find: Callable[[dict[str, Any], Source, ReleaseProfile], Spec | None], warnings: list[str],
+    release: ReleaseProfile,
 ) -> Spec | None:
     try:
-        return find(vm, source)
+        return find(vm, source, release)
     except ExpandError as exc:
         warnings.append(ignored_lookup_warning(noun, (vm.get("spec") or {}).get(key) or {}, exc))
         return None
@@ -105,8 +106,8 @@ def validate_vm(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SET
     if (vm.get("metadata") or {}).get("deletionTimestamp"):
         return Verdict.allow()
     warnings: list[str] = []
-    instancetype = _lookup(vm, source, "instancetype", "instance type", find_instancetype_spec, warnings)
-    preference = _lookup(vm, source, "preference", "preference", find_preference_spec, warnings)
+    instancetype = _lookup(vm, source, "instancetype", "instance type", find_instancetype_spec, warnings, settings.release)
+    preference = _lookup(vm, source, "preference", "preference", find_preference_spec, warnings, settings.release)
     return verdict_for_specs(vm, instancetype, preference, settings, warnings)
 
 

@@ -15,7 +15,7 @@ The input VM is never changed: the result shares every untouched part with it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from instancetype_webhook.kubevirt.infer.errors import InferenceError
@@ -46,11 +46,18 @@ class Inferred:
         return {"volume": self.volume, **self.origin.to_dict()}
 
 
-@dataclass
+@dataclass(init=False)
 class Inference:
     vm: dict[str, Any]
-    inferred: tuple[Inferred, ...] = ()
-    warnings: list[str] = field(default_factory=list)
+    inferred: tuple[Inferred, ...]
+    warnings: list[str]
+
+    # __init__ written out: the compiled build runs a dataclass's generated __init__ as Python (5x the cost)
+    def __init__(self, vm: dict[str, Any], inferred: tuple[Inferred, ...] = (),
+                 warnings: list[str] | None = None) -> None:
+        self.vm = vm
+        self.inferred = inferred
+        self.warnings = [] if warnings is None else warnings
 
 
 class _MemoSource:
