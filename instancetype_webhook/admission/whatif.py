@@ -4,8 +4,8 @@ An `Answer` is what one release said, reduced to what a user compares: the verdi
 messages and warnings (one line each), the fields of an object (the flat VM, a plan's rows; dotted paths) and
 the lines of a text (the domain XML). `what_if(first, second)` keeps what differs: another verdict, causes
 one release gives and the other not, fields with another value (or only on one side), and the text's changed
-lines as a unified diff without context. Pure data: the CLI (`--compare-kubevirt-version`) and the playground
-build the answers, this says what differs.
+lines as a unified diff without context. Pure data: the CLI (`--compare-kubevirt-version`), the playground and
+audit's upgrade preview (`fleet.preview`) build the answers, this says what differs.
 """
 from __future__ import annotations
 
@@ -48,11 +48,15 @@ class WhatIf:
         return not (self.verdict or self.causes_gone or self.causes_added or self.fields or self.lines)
 
     @property
+    def changed_lines(self) -> list[str]:
+        """The text's lines that differ (`-` first's, `+` second's), without the diff's `@@` hunk headers."""
+        return [line for line in self.lines if line[:1] in "+-"]
+
+    @property
     def count(self) -> int:
         """How many differences: the verdict, each cause, each field, each changed text line."""
-        changed = sum(1 for line in self.lines if line[:1] in "+-")
         return (self.verdict is not None) + len(self.causes_gone) + len(self.causes_added) + len(self.fields) \
-            + changed
+            + len(self.changed_lines)
 
     def to_dict(self) -> dict[str, Any]:
         """`first`/`second` name the releases; each difference gives the `first` and `second` answers."""

@@ -2,16 +2,20 @@
 release R would answer differently. Each VM is assessed twice through /mutate's own function, once as the
 cluster's release and once as R (the VM pruned as R's API server would store it), and its domain XML is
 rendered under each; only the VMs whose finding (refused, unresolved, flattened, the fields the flattening
-writes) or domain differ are listed, with what differs."""
+writes) or domain differ are listed, with what differs.
+
+The two answers are compared by the what-if (`admission.whatif`, as `--compare-kubevirt-version` and the
+playground compare theirs): a finding and its domain become an `Answer` (`answer_of`), and the `WhatIf` is told
+as the preview's lines (`changes`)."""
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from instancetype_webhook.admission.answer import VMAnswer
 from instancetype_webhook.admission.context import ReviewContext
+from instancetype_webhook.admission.whatif import ABSENT, Answer, WhatIf, what_if
 from instancetype_webhook.domxml import DomainError
 from instancetype_webhook.domxml.cluster import domain_config_from_settings
 from instancetype_webhook.domxml.stored import render_stored_vm
@@ -22,7 +26,7 @@ from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.prune import prune_object
 from instancetype_webhook.sources.kube import VMClient
 
-__all__ = ["Difference", "Preview", "compare", "preview"]
+__all__ = ["Difference", "Preview", "answer_of", "changes", "compare", "preview"]
 
 
 @dataclass
@@ -62,28 +66,36 @@ def domain(vm: dict[str, Any], answer: VMAnswer | None, ctx: ReviewContext, uid:
         return f"does not start: {exc}"
 
 
-def _lines(before: list[str], after: list[str], what: str) -> list[str]:
-    gone, added = sorted(set(before) - set(after)), sorted(set(after) - set(before))
-    return [*(f"{what} no longer: {item}" for item in gone), *(f"{what} also: {item}" for item in added)]
+# A refusal's reason is part of what was decided: refused for another reason is another verdict.
+_REASONED = ("refuse", "unresolved")
+WRITTEN = "written"  # the value of each field an Answer says the flattening writes
+SHOWN_DOMAIN_LINES = 4
 
 
-def _domain_change(now: str, then: str) -> list[str]:
-    if now == then:
-        return []
-    diff = [line for line in difflib.unified_diff(now.splitlines(), then.splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    shown = "; ".join(line.strip() for line in diff[:4]) + ("; ..." if len(diff) > 4 else "")
-    return [f"domain differs ({len(diff)} lines): {shown}"]
+def answer_of(finding: Finding, domain_xml: str | None, release: str) -> Answer:
+    """A finding (and the domain the VM starts with, None when not rendered) as the what-if compares it: the
+    action as the verdict (with the reason of a refusal), the causes' messages, the fields the flattening writes,
+    the domain's lines."""
+    verdict = f"{finding.action}: {finding.reason}" if finding.action in _REASONED else finding.action
+    messages = tuple(sorted({str(cause.get("message", "")) for cause in finding.causes}))
+    lines = tuple(domain_xml.splitlines()) if domain_xml is not None else ()
+    return Answer(release, verdict, messages, dict.fromkeys(finding.fields, WRITTEN), lines)
 
 
-def _finding_changes(now: Finding, then: Finding) -> list[str]:
-    changes = [f"action {now.action} -> {then.action}"] if now.action != then.action else []
-    if now.action == then.action and now.reason != then.reason and now.action in ("refuse", "unresolved"):
-        changes.append(f"refused otherwise: {then.reason}")
-    changes += _lines(now.fields, then.fields, "writes")
-    changes += _lines([c.get("message", "") for c in now.causes], [c.get("message", "") for c in then.causes],
-                      "cause")
-    return changes
+def changes(now: Finding, then: Finding, compared: WhatIf) -> list[str]:
+    """What `compared` (the what-if of `now`'s answer and `then`'s) says, one line per difference."""
+    out = [f"action {now.action} -> {then.action}"] if now.action != then.action else []
+    if compared.verdict is not None and now.action == then.action:
+        out.append(f"refused otherwise: {then.reason}")
+    out += [f"writes no longer: {path}" for path, _, written in compared.fields if written == ABSENT]
+    out += [f"writes also: {path}" for path, was, _ in compared.fields if was == ABSENT]
+    out += [f"cause no longer: {message}" for message in compared.causes_gone]
+    out += [f"cause also: {message}" for message in compared.causes_added]
+    diff = compared.changed_lines
+    if diff:
+        shown = "; ".join(line.strip() for line in diff[:SHOWN_DOMAIN_LINES])
+        out.append(f"domain differs ({len(diff)} lines): {shown}" + ("; ..." if len(diff) > SHOWN_DOMAIN_LINES else ""))
+    return out
 
 
 def compare(vm: dict[str, Any], now: ReviewContext, then: ReviewContext) -> tuple[Finding, Difference | None]:
@@ -92,13 +104,15 @@ def compare(vm: dict[str, Any], now: ReviewContext, then: ReviewContext) -> tupl
     found_now, answer_now = assess(vm, now)
     as_then = prune_object(vm, then.cluster.release)
     found_then, answer_then = assess(as_then, then)
-    changes = _finding_changes(found_now, found_then)
+    domains: tuple[str | None, str | None] = (None, None)
     if answer_now is not None or answer_then is not None:
-        changes += _domain_change(domain(vm, answer_now, now, found_now.uid),
-                                  domain(as_then, answer_then, then, found_now.uid))
-    if not changes:
+        domains = (domain(vm, answer_now, now, found_now.uid), domain(as_then, answer_then, then, found_now.uid))
+    compared = what_if(answer_of(found_now, domains[0], now.cluster.release.name),
+                       answer_of(found_then, domains[1], then.cluster.release.name))
+    told = changes(found_now, found_then, compared)
+    if not told:
         return found_now, None
-    return found_now, Difference(found_now.namespace, found_now.name, found_now.action, found_then.action, changes)
+    return found_now, Difference(found_now.namespace, found_now.name, found_now.action, found_then.action, told)
 
 
 def preview(client: VMClient, now: ReviewContext, then: ClusterSettings, namespace: str | None,

@@ -45,6 +45,7 @@ from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_pref
 from instancetype_webhook.kubevirt.preference.requirements import check_requirements
 from instancetype_webhook.kubevirt.preference.validation import check_spread
 from instancetype_webhook.kubevirt.rejection import reject
+from instancetype_webhook.kubevirt.releases import ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
 from instancetype_webhook.kubevirt.vm_webhook import (
     _shape_error,
@@ -98,10 +99,10 @@ def _on_path(vm: Any) -> bool:
     )
 
 
-def _find(vm: dict[str, Any], source: Source, find: Callable[[dict[str, Any], Source], Spec | None]
-          ) -> tuple[Spec | None, ExpandError | None]:
+def _find(vm: dict[str, Any], source: Source, find: Callable[[dict[str, Any], Source, ReleaseProfile], Spec | None],
+          release: ReleaseProfile) -> tuple[Spec | None, ExpandError | None]:
     try:
-        return find(vm, source), None
+        return find(vm, source, release), None
     except ExpandError as exc:
         return None, exc
     except Exception as other:  # validate_vm lets it escape, expand turns it into badRequest: not ours to decide
@@ -109,8 +110,8 @@ def _find(vm: dict[str, Any], source: Source, find: Callable[[dict[str, Any], So
 
 
 def _one_pass(vm: dict[str, Any], source: Source, settings: ClusterSettings) -> Checked:
-    instancetype, it_error = _find(vm, source, find_instancetype_spec)
-    preference, pref_error = _find(vm, source, find_preference_spec)
+    instancetype, it_error = _find(vm, source, find_instancetype_spec, settings.release)
+    preference, pref_error = _find(vm, source, find_preference_spec, settings.release)
     if it_error is not None or pref_error is not None:
         return _lookup_failed(vm, instancetype, it_error, preference, pref_error, settings)
     try:

@@ -184,7 +184,7 @@ def review_guest(vm: dict[str, Any], flat: dict[str, Any], source: Any, settings
     from instancetype_webhook.kubevirt.find import find_preference_spec
 
     try:
-        preference_spec = find_preference_spec(vm, source)
+        preference_spec = find_preference_spec(vm, source, settings.release)
     except ExpandError:  # the expansion found it; a lookup that fails now changes nothing
         return flat, []
     if preserve:

@@ -29,6 +29,7 @@ from instancetype_webhook.kubevirt.infer import InferenceError, Inferred, infer_
 from instancetype_webhook.kubevirt.matchers import validate_matchers
 from instancetype_webhook.kubevirt.preference.submission import with_submission_preferences
 from instancetype_webhook.kubevirt.rejection import error, reject
+from instancetype_webhook.kubevirt.releases import ReleaseProfile
 from instancetype_webhook.kubevirt.source import InMemorySource, KindNotServed, Source
 
 __all__ = ["Mutation", "mutate_vm"]
@@ -69,7 +70,8 @@ def mutate_vm(
         inference = infer_matchers(vm, namespace, source, settings.release)
     except InferenceError as exc:
         return Mutation(error(exc.message), None)
-    mutated = with_submission_preferences(inference.vm, _preference_spec(inference.vm, namespace, source))
+    preference = _preference_spec(inference.vm, namespace, source, settings.release)
+    mutated = with_submission_preferences(inference.vm, preference)
     return Mutation(Verdict.allow(inference.warnings), mutated, inference.inferred, inference.vm)
 
 
@@ -81,8 +83,10 @@ def _namespace(vm: Mapping[str, Any], namespace: str | None, source: Source) -> 
     return namespace or getattr(source, "default_namespace", None) or "default"
 
 
-def _preference_spec(vm: dict[str, Any], namespace: str, source: Source) -> Mapping[str, Any] | None:
-    """FindPreference as the stage calls it: any failure (missing, bad kind, bad revision) means none."""
+def _preference_spec(vm: dict[str, Any], namespace: str, source: Source,
+                     release: ReleaseProfile) -> Mapping[str, Any] | None:
+    """FindPreference as the stage calls it, as the cluster's release (as expansion looks it up): any failure
+    (missing, bad kind, bad revision) means none."""
     spec = vm.get("spec")
     if not isinstance(spec, dict) or spec.get("preference") is None:
         return None
@@ -90,6 +94,6 @@ def _preference_spec(vm: dict[str, Any], namespace: str, source: Source) -> Mapp
     if not (isinstance(meta, dict) and meta.get("namespace")):
         vm = {**vm, "metadata": {**(meta if isinstance(meta, dict) else {}), "namespace": namespace}}
     try:
-        return find_preference_spec(vm, source)
+        return find_preference_spec(vm, source, release)
     except (ExpandError, KindNotServed):
         return None

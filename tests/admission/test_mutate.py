@@ -21,6 +21,7 @@ import pytest
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.admission.mutate import mutate
 from instancetype_webhook.admission.policy import POLICY_KEY, PROVENANCE_KEY
+from instancetype_webhook.kubevirt.source import InMemorySource
 from tests.kit.admission import (
     INFERRING,
     VM,
@@ -33,6 +34,7 @@ from tests.kit.admission import (
     stored,
 )
 from tests.kit.builders import review
+from tests.kit.releases import settings_as
 
 EXPAND = catalog_context("expand")
 
@@ -299,3 +301,22 @@ def test_a_null_namespace_is_removed_once_and_the_patch_applies():
     flat = jsonpatch.apply_patch(vm, patch_of(answer), in_place=False)
     assert "namespace" not in flat["metadata"]
     assert "instancetype-webhook.kubevirt.io/expanded-from" in flat["metadata"]["annotations"]
+
+
+# --- the lookups are made as the cluster's release ---------------------------------------------------------
+
+def test_a_pinned_revision_the_releases_scheme_cannot_decode_is_refused_in_that_releases_words():
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "old", "namespace": "ns"},
+                "data": {"apiVersion": "instancetype.kubevirt.io/v1alpha2", "kind": "VirtualMachinePreference",
+                         "spec": {}}}
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
+          "spec": {"preference": {"name": "p", "revisionName": "old"},
+                   "template": {"spec": {"domain": {"devices": {}}}}}}
+    messages = {}
+    for release in ("v1.7.4", "main"):
+        ctx = ReviewContext(source=InMemorySource([revision]), policy="expand", cluster=settings_as(release))
+        response = post(ctx, "/mutate", review(vm))
+        assert not response["allowed"] and response["status"]["code"] == 400
+        messages[release] = response["status"]["message"]
+    assert messages["v1.7.4"].endswith('scheme "kubevirt.io/client-go/kubevirt/scheme/register.go:42"')
+    assert messages["main"].endswith('scheme "kubevirt.io/client-go/kubevirt/scheme/register.go:44"')

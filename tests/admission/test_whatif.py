@@ -35,3 +35,13 @@ def test_only_what_differs_is_kept() -> None:
     doc = compared.to_dict()
     assert doc["verdict"] == {"first": "allowed", "second": "rejected (422): no"}
     assert doc["fields"][0] == {"path": "changed", "first": "a", "second": "b"}
+
+
+def test_changed_lines_are_the_diffs_lines_without_its_hunk_headers() -> None:
+    first = Answer("v1.8.4", "allowed", lines=("<domain>", "  <a/>", "  <b/>", "</domain>"))
+    second = Answer("main", "allowed", lines=("<domain>", "  <a/>", "  <c/>", "  <d/>", "</domain>"))
+    compared = what_if(first, second)
+    assert compared.lines[0].startswith("@@")
+    assert compared.changed_lines == ["-  <b/>", "+  <c/>", "+  <d/>"]
+    assert compared.count == 3
+    assert what_if(first, Answer("main", "allowed", lines=first.lines)).changed_lines == []

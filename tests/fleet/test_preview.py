@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+from instancetype_webhook.admission.whatif import what_if
 from instancetype_webhook.cli import main
+from instancetype_webhook.fleet.finding import Finding
+from instancetype_webhook.fleet.preview import answer_of, changes
 from instancetype_webhook.kubevirt.releases import resolve
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.fakeapi.apiserver import FakeAPIServer
@@ -22,6 +25,12 @@ PANICKY = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMac
            "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}
 
 
+UNDECODABLE = {"metadata": {"name": "fedora-v1alpha2", "namespace": "pinned"},
+               "data": {"apiVersion": "instancetype.kubevirt.io/v1alpha2", "kind": "VirtualMachineClusterPreference",
+                        "metadata": {"name": "fedora"}, "spec": {}},
+               "revision": 1}
+
+
 @pytest.fixture(scope="module")
 def config(tmp_path_factory) -> str:
     fake = FakeAPIServer()
@@ -35,14 +44,18 @@ def config(tmp_path_factory) -> str:
     panic = vm("panic", "apps", "u1.small", None)  # BIOS; its preference creates a panic device from v1.9
     panic["spec"]["preference"] = {"name": "panicky", "kind": "VirtualMachinePreference"}
     fake.add(panic)
+    fake.add_revision(UNDECODABLE)
+    legacy = vm("legacy", "pinned", "u1.small", None)  # its revision names an API version no scheme registers
+    legacy["spec"]["preference"] = {"name": "fedora", "revisionName": UNDECODABLE["metadata"]["name"]}
+    fake.add(legacy)
     path = tmp_path_factory.mktemp("kube") / "kubeconfig"
     path.write_text(fake.kubeconfig())
     yield str(path)
     fake.stop()
 
 
-def audit(capsys, config: str, *argv: str) -> tuple[int, str, str]:
-    code = main(["audit", "--kubeconfig", config, "-n", "apps", "--policy", "expand", *argv])
+def audit(capsys, config: str, *argv: str, namespace: str = "apps") -> tuple[int, str, str]:
+    code = main(["audit", "--kubeconfig", config, "-n", namespace, "--policy", "expand", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -89,3 +102,59 @@ def test_the_clusters_own_release_has_nothing_to_preview(capsys, config) -> None
 def test_without_a_release_audit_stays_as_it_was(capsys, config) -> None:
     code, out, _ = audit(capsys, config, "-o", "json")
     assert code == 0 and "preview" not in json.loads(out)
+
+
+def test_a_refusal_in_other_words_is_listed_with_the_releases_words(capsys, config) -> None:
+    """Refused as both releases, for another reason: a revision's decode error names the line of each
+    release's client-go scheme (v1.8.4: register.go:43, v1.9.0: 44)."""
+    code, out, err = audit(capsys, config, "-o", "json", "--kubevirt-version", "v1.9.0", namespace="pinned")
+    assert code == 1, err  # the exit status of the cluster's own release: a VM is refused
+    document = json.loads(out)
+    assert [(f["name"], f["action"]) for f in document["vms"]] == [("legacy", "refuse")]
+    assert document["vms"][0]["reason"].endswith('scheme/register.go:43"')
+    [legacy] = document["preview"]["vms"]
+    assert (legacy["action"], legacy["actionThen"]) == ("refuse", "refuse")
+    assert legacy["changes"][0].startswith("refused otherwise: failed to decode object in ControllerRevision: ")
+    assert legacy["changes"][0].endswith('scheme/register.go:44"')
+    same = json.loads(audit(capsys, config, "-o", "json", "--kubevirt-version", "v1.8", namespace="pinned")[1])
+    assert same["preview"]["vms"] == []  # the cluster's own release refuses it in the same words
+
+
+def told(now: Finding, then: Finding, domains: tuple[str | None, str | None] = (None, None)) -> list[str]:
+    """The preview's lines for two findings (and domains), through the what-if."""
+    return changes(now, then, what_if(answer_of(now, domains[0], "v1.8.4"), answer_of(then, domains[1], "v1.9.0")))
+
+
+def test_the_same_finding_and_domain_tell_nothing() -> None:
+    finding = Finding("apps", "vm", "flatten", fields=["/spec/a"], causes=[{"message": "m"}], reason="why")
+    assert told(finding, finding, ("<domain/>", "<domain/>")) == []
+    other_reason = Finding("apps", "vm", "flatten", fields=["/spec/a"], causes=[{"message": "m"}], reason="other")
+    assert told(finding, other_reason) == []  # only a refusal's reason is part of the verdict
+
+
+def test_another_action_is_told_once_and_a_refusal_for_another_reason_with_its_reason() -> None:
+    assert told(Finding("apps", "vm", "flatten"), Finding("apps", "vm", "refuse", reason="no")) == [
+        "action flatten -> refuse"]
+    assert told(Finding("apps", "vm", "refuse", reason="old words"),
+                Finding("apps", "vm", "refuse", reason="new words")) == ["refused otherwise: new words"]
+    assert told(Finding("apps", "vm", "unresolved", reason="a"),
+                Finding("apps", "vm", "unresolved", reason="b")) == ["refused otherwise: b"]
+
+
+def test_fields_and_causes_on_one_side_only_are_told_in_order() -> None:
+    now = Finding("apps", "vm", "refuse", fields=["/spec/b", "/spec/kept", "/spec/a"],
+                  causes=[{"message": "kept"}, {"message": "z gone"}, {"message": "a gone"}, {"message": "a gone"}])
+    then = Finding("apps", "vm", "refuse", fields=["/spec/kept", "/spec/d", "/spec/c"],
+                   causes=[{"message": "kept"}, {"message": "new"}])
+    assert told(now, then) == ["writes no longer: /spec/a", "writes no longer: /spec/b", "writes also: /spec/c",
+                               "writes also: /spec/d", "cause no longer: a gone", "cause no longer: z gone",
+                               "cause also: new"]
+
+
+def test_a_domain_that_differs_is_told_in_one_line_with_its_first_four_changed_lines() -> None:
+    flat = Finding("apps", "vm", "flatten")
+    few = told(flat, flat, ("<domain>\n  <a/>\n</domain>", "<domain>\n  <b/>\n</domain>"))
+    assert few == ["domain differs (2 lines): -  <a/>; +  <b/>"]
+    many = told(flat, flat, ("<d>\n" + "\n".join(f"<a{i}/>" for i in range(3)),
+                             "<d>\n" + "\n".join(f"<b{i}/>" for i in range(3))))
+    assert many == ["domain differs (6 lines): -<a0/>; -<a1/>; -<a2/>; +<b0/>; ..."]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 import instancetype_webhook.kubevirt.check_expand as onepass
 from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
 from instancetype_webhook.kubevirt.check_expand import check_and_expand
+from instancetype_webhook.kubevirt.source import InMemorySource
 from tests.kit.corpus_checks import answers, same
+from tests.kit.releases import settings_as
 from tests.kit.shared_data import conformance_cases
 
 CASES = conformance_cases()
@@ -101,3 +104,26 @@ def test_one_pass_equals_two_calls_on_variants(drawn):
     if cluster is not None:
         settings = replace(settings, default_network_binding=cluster[0], permit_bridge_on_pod_network=cluster[1])
     same(*answers(vm, case_source(case["input"]), settings))
+
+
+# -- the lookups are made as the cluster's release, as expansion makes them ---------------------------------
+
+OLD_REVISION = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+                "metadata": {"name": "fedora-v1alpha2", "namespace": "ns",
+                             "labels": {"instancetype.kubevirt.io/object-name": "fedora"}},
+                "data": {"apiVersion": "instancetype.kubevirt.io/v1alpha2", "kind": "VirtualMachinePreference",
+                         "metadata": {"name": "fedora"}, "spec": {}}}
+PINNED = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
+          "spec": {"preference": {"name": "fedora", "kind": "VirtualMachinePreference",
+                                  "revisionName": "fedora-v1alpha2"},
+                   "template": {"spec": {"domain": {"devices": {}}}}}}
+
+
+@pytest.mark.parametrize(("release", "line"), [("v1.7.4", 42), ("v1.8.4", 43), ("v1.9.0", 44), ("main", 44)])
+def test_a_revision_the_scheme_cannot_decode_is_refused_in_the_releases_words(release: str, line: int):
+    """The decode error names the line of client-go's register.go of that release, in the one pass as in
+    expansion (a lookup as main would name line 44 on every release)."""
+    one, two = answers(PINNED, InMemorySource([OLD_REVISION]), settings_as(release))
+    same(one, two)
+    assert one.error is not None and one.error.message.endswith(
+        f'in scheme "kubevirt.io/client-go/kubevirt/scheme/register.go:{line}"')

@@ -228,16 +228,28 @@ NO_BRIDGE = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
              "status": {"phase": "Deployed", "defaultArchitecture": "amd64"}}
 
 
+# The server follows the KubeVirt CR through a watch: on a loaded machine that can take a while, so the wait
+# has a generous deadline (it returns as soon as the configuration is in use).
+CONFIGURATION_DEADLINE = 60.0
+
+
 def configuration(client: httpx.Client) -> str:
     return client.get("/readyz").json().get("clusterConfiguration", "")
 
 
+def wait_for_configuration(server: Server, generation: int) -> None:
+    """Until the server uses generation `generation` of the KubeVirt CR kubevirt/kubevirt."""
+    wanted = f"KubeVirt kubevirt/kubevirt generation {generation} "
+    with server.client() as client:
+        wait_for(lambda: wanted in configuration(client), CONFIGURATION_DEADLINE,
+                 f"the server using KubeVirt kubevirt/kubevirt generation {generation}", logs=server.logs)
+
+
 def test_a_vm_without_references_gets_the_default_bridge_refused(cluster, api: httpx.Client):
     fake, server = cluster
-    fake.add(NO_BRIDGE)
+    generation = fake.add(NO_BRIDGE)["metadata"]["generation"]
     try:
-        with server.client() as client:
-            wait_for(lambda: "KubeVirt kubevirt/kubevirt" in configuration(client))
+        wait_for_configuration(server, generation)
         plain = vm("plain-bridge", "tenant-a", {})  # no interfaces: the defaults add bridge on the pod network
         resp = api.post(vms("tenant-a"), json=plain)
         assert resp.status_code == 400, resp.text
@@ -249,9 +261,7 @@ def test_a_vm_without_references_gets_the_default_bridge_refused(cluster, api: h
     finally:  # virt-api keeps the last configuration when the CR goes away: permit bridge again instead
         permitted = fake.get("KubeVirt", "kubevirt", "kubevirt")
         permitted["spec"]["configuration"]["network"]["permitBridgeInterfaceOnPodNetwork"] = True
-        generation = fake.add(permitted)["metadata"]["generation"]
-        with server.client() as client:
-            wait_for(lambda: f"generation {generation}" in configuration(client))
+        wait_for_configuration(server, fake.add(permitted)["metadata"]["generation"])
 
 
 # -- a VM without matchers keeps a leftover status.instancetypeRef / preferenceRef in its expansion -------

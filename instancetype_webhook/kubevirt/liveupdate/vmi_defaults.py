@@ -221,14 +221,18 @@ def _arm64_defaults(domain: dict[str, Any], settings: ClusterSettings) -> None:
 
 
 def _status(vmi: dict[str, Any], domain: dict[str, Any]) -> None:
-    """setGuestMemoryStatus (always, when guest is set) and setCurrentCPUTopologyStatus (when unset)."""
+    """setGuestMemoryStatus (always, when guest is set) and setCurrentCPUTopologyStatus (when unset).
+
+    The topology is the spec's sockets, cores and threads as the API serialises a `CPUTopology` (every field
+    `omitempty`, the same in every release): a zero count is left out, not written as 0."""
     status = vmi.setdefault("status", {})
     guest = _obj(domain.get("memory")).get("guest")
     if guest is not None:
         status["memory"] = {"guestAtBoot": guest, "guestCurrent": guest, "guestRequested": guest}
     cpu = _obj(domain.get("cpu"))
     if status.get("currentCPUTopology") is None:
-        status["currentCPUTopology"] = {k: int(cpu.get(k) or 0) for k in ("sockets", "cores", "threads")}
+        counts = ((key, int(cpu.get(key) or 0)) for key in ("sockets", "cores", "threads"))
+        status["currentCPUTopology"] = {key: count for key, count in counts if count}
 
 
 def _hotplug(spec: dict[str, Any], configuration: Mapping[str, Any]) -> None:

@@ -14,7 +14,7 @@ from instancetype_webhook.kubevirt.liveupdate.vmi_defaults import (
     supports_pcie_hotplug,
     vmi_create_defaults,
 )
-from instancetype_webhook.kubevirt.releases import resolve
+from instancetype_webhook.kubevirt.releases import LINES, resolve
 
 DISKS = [{"name": "root", "disk": {}}, {"name": "iso", "cdrom": {}}, {"name": "san", "lun": {}},
          {"name": "given", "disk": {"bus": "scsi"}}, {"name": "bare"}]
@@ -100,9 +100,32 @@ def test_probe_thresholds_are_raised_to_their_minima() -> None:
 def test_status_memory_topology_and_nonroot_user() -> None:
     vmi = defaulted({"cpu": {"sockets": 2}, "memory": {"guest": "2Gi"}})
     assert vmi["status"] == {"memory": {"guestAtBoot": "2Gi", "guestCurrent": "2Gi", "guestRequested": "2Gi"},
-                             "currentCPUTopology": {"sockets": 2, "cores": 0, "threads": 0}, "runtimeUser": 107}
+                             "currentCPUTopology": {"sockets": 2}, "runtimeUser": 107}
     root = defaulted({}, configuration={"developerConfiguration": {"featureGates": ["Root"]}})
     assert "runtimeUser" not in root["status"]
+
+
+@pytest.mark.parametrize("release", list(LINES))
+@pytest.mark.parametrize(("cpu", "resources", "topology"), [
+    ({"sockets": 2, "cores": 3, "threads": 2}, {}, {"sockets": 2, "cores": 3, "threads": 2}),
+    ({"sockets": 2}, {}, {"sockets": 2}),
+    ({"cores": 4, "threads": 0}, {}, {"cores": 4}),
+    (None, {}, {"sockets": 1, "cores": 1, "threads": 1}),  # the default topology
+    (None, {"requests": {"cpu": "0"}}, {"cores": 1, "threads": 1}),  # zero sockets from the CPU request
+])
+def test_current_cpu_topology_leaves_out_zero_counts_in_every_release(
+        release: str, cpu: dict | None, resources: dict, topology: dict) -> None:
+    """CPUTopology's fields are `omitempty` at every release tag: a zero count is absent, never 0."""
+    domain = {**({"cpu": cpu} if cpu is not None else {}), **({"resources": resources} if resources else {})}
+    assert defaulted(domain, release)["status"]["currentCPUTopology"] == topology
+
+
+def test_a_current_cpu_topology_already_in_the_status_is_kept() -> None:
+    vmi = {"metadata": {"name": "vm1"}, "spec": {"domain": {"cpu": {"sockets": 2}}},
+           "status": {"currentCPUTopology": {"sockets": 1, "cores": 0}}}
+    settings = settings_from_configuration(None, release=resolve("main"))
+    vmi_create_defaults(vmi, settings, defaults_config(settings.configuration))
+    assert vmi["status"]["currentCPUTopology"] == {"sockets": 1, "cores": 0}
 
 
 def test_hotplug_maxima_under_live_update_only() -> None:
