@@ -22,6 +22,10 @@ Policy = Literal["reference", "expand", "expandAll"]
 POLICIES: tuple[str, ...] = ("reference", "expand", "expandAll")
 ENV_PREFIX = "INSTANCETYPE_WEBHOOK_"
 MiB = 1024 * 1024
+# Seconds after its start a replica turns ready even though its reference source has not synced yet (the API
+# server away during a rollout): it then answers the reviews that need no lookup, and refuses the others with a
+# retryable error, like a replica whose source fell out of sync later (server.asgi.Webhook.is_ready).
+START_GRACE = 60.0
 
 
 class ServerSettings(BaseSettings):
@@ -61,6 +65,10 @@ class ServerSettings(BaseSettings):
         "about 60); a watch silent for 1.25 times this is presumed dead, marked out of sync and relisted")
     watch_timeout: int = Field(300, gt=0, description="seconds after which the API server ends a watch "
                                "(timeoutSeconds); it is resumed at once")
+    start_grace: float = Field(START_GRACE, ge=0,
+                               description="seconds after the start a replica turns ready even though its reference "
+                               "source has not synced (the API server away during a rollout); the reviews that need "
+                               "a lookup then get a retryable refusal until it has")
     shutdown_delay: float = Field(2.0, ge=0,
                                   description="seconds /readyz reports false after SIGTERM before the listener closes")
     shutdown_grace: float = Field(10.0, ge=0, description="seconds to drain in-flight requests after that")

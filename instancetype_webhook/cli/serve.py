@@ -56,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--review-deadline", type=float, default=S, help="seconds to answer a review (default 8)")
     p.add_argument("--deadline-action", choices=("deny", "allow"), default=S,
                    help="answer when the deadline passes: deny, or allow with a warning (default deny)")
+    p.add_argument("--start-grace", type=float, default=S, metavar="SECONDS",
+                   help="seconds after the start /readyz turns ready even though the reference source has not "
+                        "synced (default 60; 0: at once)")
     p.add_argument("--shutdown-delay", type=float, default=S, help="seconds /readyz is false before stopping")
     p.add_argument("--no-provenance", dest="provenance", action="store_false", default=S,
                    help="do not add the expanded-from annotation to flattened VMs")

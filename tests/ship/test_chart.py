@@ -190,6 +190,19 @@ def test_log_allowed_reaches_the_environment_only_when_not_the_default(default_i
         install({"logAllowed": -1})
 
 
+def test_start_grace_reaches_the_arguments_and_a_negative_one_is_refused(default_install):
+    def args(objs: list[dict]) -> list[str]:
+        return check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
+
+    assert "--start-grace=60" in args(default_install[0])
+    assert "--start-grace=15" in args(install({"startGrace": 15})[0])
+    assert "--start-grace=0" in args(install({"startGrace": 0})[0])
+    with pytest.raises(helm.HelmError, match="startGrace"):
+        install({"startGrace": -1})
+    with pytest.raises(helm.HelmError, match="startGrace"):
+        install({"startGrace": "soon"})
+
+
 def test_catalog_directory_replaces_the_cluster_source_and_namespaces_are_opt_in():
     objs, _ = install({"catalog": {"directory": "/catalog"}, "rbac": {"readNamespaces": True}})
     args = (check_deployment(objs, WIRING)
