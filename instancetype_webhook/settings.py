@@ -49,9 +49,9 @@ class ServerSettings(BaseSettings):
     metrics_port: int = Field(8080, ge=0, le=65535)
     metrics_host: str = ""
     log_level: str = "info"
-    log_allowed: int = Field(1, ge=0, description="a review line for 1 in N allowed reviews that change nothing "
-                                                   "(1: every one, 0: none; every one at log level debug); "
-                                                   "refusals, errors and patches always get one")
+    log_allowed: int = Field(100, ge=0, description="a review line for 1 in N allowed reviews that change nothing, "
+                                                     "carrying \"sampled\": N (1: every one, 0: none; every one at "
+                                                     "log level debug); refusals, errors and patches always get one")
     # Limits and time budget (the reliability settings build on these).
     max_body_bytes: int = Field(8 * MiB, gt=0, description="larger request bodies get 413 unread")
     max_json_depth: int = Field(200, gt=0)

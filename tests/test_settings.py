@@ -77,6 +77,15 @@ def test_kubevirt_version_naming_no_supported_release_is_refused(value: str):
         ServerSettings(kubevirt_version=value)
 
 
+def test_log_allowed_samples_1_in_100_by_default_and_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch):
+    assert ServerSettings().log_allowed == 100
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "1")
+    assert ServerSettings().log_allowed == 1
+    assert ServerSettings(log_allowed=0).log_allowed == 0
+    with pytest.raises(pydantic.ValidationError, match="log_allowed"):
+        ServerSettings(log_allowed=-1)
+
+
 def test_start_grace_defaults_to_a_minute_and_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch):
     assert ServerSettings().start_grace == 60.0
     monkeypatch.setenv("INSTANCETYPE_WEBHOOK_START_GRACE", "7.5")

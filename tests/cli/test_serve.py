@@ -95,10 +95,11 @@ def test_source_flags_are_exclusive(capsys):
 
 
 def test_log_allowed_comes_from_the_flag_else_the_environment(served, monkeypatch):
-    assert run_main("serve", "--log-allowed", "100").code == 0
+    assert run_main("serve").code == 0
+    assert run_main("serve", "--log-allowed", "1").code == 0
     monkeypatch.setenv("INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "0")
     assert run_main("serve").code == 0
-    assert [settings.log_allowed for settings in served] == [100, 0]
+    assert [settings.log_allowed for settings in served] == [100, 1, 0]
     assert run_main("serve", "--log-allowed", "-1").code == 2
 
 

@@ -20,7 +20,8 @@ from tests.kit.wait import wait_for
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("srv")
-    with serve(tmp,
+    # --log-allowed 1: a line for every review, which the tests below read (the default samples allowed reviews)
+    with serve(tmp, "--log-allowed", "1",
                env={"INSTANCETYPE_WEBHOOK_POLICY": "expand", "INSTANCETYPE_WEBHOOK_MAX_BODY_BYTES": "200000"}) as srv:
         yield srv
 
@@ -136,6 +137,36 @@ def test_plain_http_is_refused(server: Server):
         httpx.post(server.url.replace("https", "http") + "/mutate", content=b"{}", timeout=3)
 
 
+
+
+def review_lines(srv: Server) -> dict[str, dict]:
+    """The server's review lines so far, by uid."""
+    return {line["uid"]: line for line in map(json.loads, srv.logs().splitlines()) if line.get("msg") == "review"}
+
+
+@pytest.mark.parametrize("args, logged, sampled", [
+    ((), [0, 100], 100),  # the default: 1 in 100 allowed reviews, the line standing for 100
+    (("--log-allowed", "1"), list(range(101)), None),
+    (("--log-level", "debug"), list(range(101)), None),  # debug: every one, whatever the sampling
+])
+def test_allowed_reviews_are_sampled_and_refusals_and_patches_always_logged(tmp_path, args, logged, sampled):
+    conflict = copy.deepcopy(VM)
+    conflict["spec"]["template"]["spec"]["domain"]["cpu"] = {"sockets": 4}
+    with serve(tmp_path, *args, env={"INSTANCETYPE_WEBHOOK_POLICY": "expand"}) as srv, srv.client() as c:
+        allowed = [review(VM) for _ in range(101)]
+        for body in allowed:
+            assert post(c, "/validate", body)["allowed"] is True
+        refused, patched = review(conflict), review(VM)
+        assert post(c, "/validate", refused)["allowed"] is False
+        assert patch_of(post(c, "/mutate", patched))
+        wait_for(lambda: patched["request"]["uid"] in review_lines(srv), 5, "the patched review's line")
+        lines = review_lines(srv)
+    uids = [body["request"]["uid"] for body in allowed]
+    assert [index for index, uid in enumerate(uids) if uid in lines] == logged
+    assert {lines[uids[index]].get("sampled") for index in logged} == {sampled}
+    for body, outcome in ((refused, "denied"), (patched, "patched")):  # never sampled
+        line = lines[body["request"]["uid"]]
+        assert line["outcome"] == outcome and "sampled" not in line
 
 
 def test_the_allowed_reviews_sampling_set_in_the_environment_reaches_the_log(tmp_path):
