@@ -51,6 +51,7 @@ class Webhook:
     draining: bool = False
     configuration_status: Callable[[], str] = lambda: "KubeVirt's defaults"  # which cluster configuration is in use
     cache_status: Callable[[], dict[str, Any]] | None = None  # per resource: in sync, or since when and why not
+    reference_source: str = ""  # for /readyz: "cluster", "catalog DIR" or the bundled catalogue's bundle
     start_grace: float = START_GRACE  # seconds after which it is ready without its first sync (--start-grace)
     started: float = field(default_factory=time.monotonic)
     started_serving: bool = False  # latched: the first sync was done, or the start grace passed

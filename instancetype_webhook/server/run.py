@@ -135,7 +135,8 @@ def transport_options() -> dict[str, Any]:
 
 def webhook(settings: ServerSettings, assembly: Assembly) -> Webhook:
     """The server state for `settings` over an assembled source: its limits, deadline and start grace, its
-    readiness and the /readyz details (the cluster configuration, the reference cache, the source's name).
+    readiness and the /readyz details (the cluster configuration, the reference cache, the source's name:
+    which common-instancetypes bundle, offline without --catalog).
     The metrics follow the cluster configuration."""
     metrics = Metrics()
     assembly.configuration.subscribe(metrics.configuration)
@@ -143,7 +144,8 @@ def webhook(settings: ServerSettings, assembly: Assembly) -> Webhook:
                    max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
                    deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready,
                    start_grace=settings.start_grace, configuration_status=assembly.configuration.describe,
-                   cache_status=getattr(assembly.source, "cache_status", None))
+                   cache_status=getattr(assembly.source, "cache_status", None),
+                   reference_source=assembly.source_name())
 
 
 def serve(settings: ServerSettings, playground: Any = None, on_listening: Callable[[int], None] | None = None) -> int:
