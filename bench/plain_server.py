@@ -19,24 +19,17 @@ import uvicorn
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repo root, for `instancetype_webhook`
 
 from instancetype_webhook.assembly import assemble  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.app import Webhook, create_app  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.app import create_app  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.server.logconfig import configure  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.metrics import Metrics  # noqa: E402  (after the sys.path set-up)
-from instancetype_webhook.server.run import transport_options  # noqa: E402  (after the sys.path set-up)
+from instancetype_webhook.server.run import transport_options, webhook  # noqa: E402  (after the sys.path set-up)
 from instancetype_webhook.settings import ServerSettings  # noqa: E402  (after the sys.path set-up)
 
 
 def build_app(settings: ServerSettings):
     assembly = assemble(settings)
-    metrics = Metrics()
-    assembly.configuration.subscribe(metrics.configuration)
-    hook = Webhook(ctx=assembly.ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
-                   max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
-                   deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready,
-                   configuration_status=assembly.configuration.describe,
-                   cache_status=getattr(assembly.source, "cache_status", None))
+    hook = webhook(settings, assembly)
     if settings.metrics_port:
-        metrics.serve(settings.metrics_port, settings.metrics_host)
+        hook.metrics.serve(settings.metrics_port, settings.metrics_host)
     return create_app(hook, None, assembly.where)
 
 

@@ -1,6 +1,7 @@
 """One review context from the run settings, for every entry: `serve`, `audit`, `sweep` and the playground.
 
     assemble(settings, live=None, objects=()) -> Assembly(source, ctx, configuration, ready, offload, where)
+    Assembly.source_name() -> "cluster", "catalog DIR" or "bundled catalogue common-instancetypes VERSION (...)"
 
 From the same `ServerSettings` (flags and INSTANCETYPE_WEBHOOK_* variables) every entry gets the same reference
 source (a live cluster with its lookup timeout, pinned KubeVirt CR, fallback configuration and release; or the
@@ -19,7 +20,7 @@ from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, defaulted, from_kubevirt
 from instancetype_webhook.settings import ServerSettings
-from instancetype_webhook.sources.catalog import CatalogError, load_catalog
+from instancetype_webhook.sources.catalog import CatalogError, CatalogSource, load_catalog
 from instancetype_webhook.sources.kubevirt_cr import ClusterConfiguration, catalog_kubevirt
 
 log = logging.getLogger("instancetype_webhook.assembly")
@@ -40,6 +41,12 @@ class Assembly:
     ready: Callable[[], bool]
     offload: bool  # reviews may need a live lookup: answer them off the event loop
     where: str  # "cluster (...)", "catalog DIR" or "bundled catalogue", for the logs
+
+    def source_name(self) -> str:
+        """The reference source as /readyz names it: offline what the log says (`bundled catalogue
+        common-instancetypes v1.6.0 (the bundle KubeVirt v1.8.x deploys)`, `catalog DIR`); live `cluster`
+        (which kubeconfig is the log's business, not a probe's)."""
+        return self.where if isinstance(self.source, CatalogSource) else "cluster"
 
     def describe(self) -> dict[str, Any]:
         """What decides a review, as plain values: equal for two assemblies that answer every review alike."""

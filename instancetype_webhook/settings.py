@@ -22,6 +22,10 @@ Policy = Literal["reference", "expand", "expandAll"]
 POLICIES: tuple[str, ...] = ("reference", "expand", "expandAll")
 ENV_PREFIX = "INSTANCETYPE_WEBHOOK_"
 MiB = 1024 * 1024
+# Seconds after its start a replica turns ready even though its reference source has not synced yet (the API
+# server away during a rollout): it then answers the reviews that need no lookup, and refuses the others with a
+# retryable error, like a replica whose source fell out of sync later (server.asgi.Webhook.is_ready).
+START_GRACE = 60.0
 
 
 class ServerSettings(BaseSettings):
@@ -45,9 +49,9 @@ class ServerSettings(BaseSettings):
     metrics_port: int = Field(8080, ge=0, le=65535)
     metrics_host: str = ""
     log_level: str = "info"
-    log_allowed: int = Field(1, ge=0, description="a review line for 1 in N allowed reviews that change nothing "
-                                                   "(1: every one, 0: none; every one at log level debug); "
-                                                   "refusals, errors and patches always get one")
+    log_allowed: int = Field(100, ge=0, description="a review line for 1 in N allowed reviews that change nothing, "
+                                                     "carrying \"sampled\": N (1: every one, 0: none; every one at "
+                                                     "log level debug); refusals, errors and patches always get one")
     # Limits and time budget (the reliability settings build on these).
     max_body_bytes: int = Field(8 * MiB, gt=0, description="larger request bodies get 413 unread")
     max_json_depth: int = Field(200, gt=0)
@@ -61,6 +65,10 @@ class ServerSettings(BaseSettings):
         "about 60); a watch silent for 1.25 times this is presumed dead, marked out of sync and relisted")
     watch_timeout: int = Field(300, gt=0, description="seconds after which the API server ends a watch "
                                "(timeoutSeconds); it is resumed at once")
+    start_grace: float = Field(START_GRACE, ge=0,
+                               description="seconds after the start a replica turns ready even though its reference "
+                               "source has not synced (the API server away during a rollout); the reviews that need "
+                               "a lookup then get a retryable refusal until it has")
     shutdown_delay: float = Field(2.0, ge=0,
                                   description="seconds /readyz reports false after SIGTERM before the listener closes")
     shutdown_grace: float = Field(10.0, ge=0, description="seconds to drain in-flight requests after that")

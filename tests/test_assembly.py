@@ -38,6 +38,17 @@ def test_offline_settings_give_the_bundled_catalogue_and_the_defaults():
         built.stop()
 
 
+@pytest.mark.parametrize("release, named", [
+    ("auto", "bundled catalogue common-instancetypes v1.6.0-90-g7c1e305b "
+             "(the project's bundle, answered with as main)"),
+    ("v1.8.4", "bundled catalogue common-instancetypes v1.6.0 (the bundle KubeVirt v1.8.x deploys)"),
+    ("v1.9", "bundled catalogue common-instancetypes v1.7.0 (the bundle KubeVirt v1.9.x deploys)"),
+])
+def test_the_bundled_catalogue_is_named_by_its_bundle(release: str, named: str):
+    built = assemble(ServerSettings(kubevirt_version=release))
+    assert built.source_name() == built.where == named
+
+
 def test_cluster_settings_given_in_the_environment_reach_the_offline_context(monkeypatch):
     monkeypatch.setenv("INSTANCETYPE_WEBHOOK_CLUSTER_ARCHITECTURE", "arm64")
     built = assemble(ServerSettings())
@@ -51,7 +62,7 @@ def test_a_kubevirt_object_in_the_catalog_directory_is_the_configuration(tmp_pat
                 "status": {"observedKubeVirtVersion": "v1.8.4"}}
     (tmp_path / "kubevirt.yaml").write_text(yaml.safe_dump(kubevirt))
     built = assemble(ServerSettings(catalog=tmp_path))
-    assert built.where == f"catalog {tmp_path}"
+    assert built.where == f"catalog {tmp_path}" and built.source_name() == f"catalog {tmp_path}"
     assert built.ctx.cluster.machine_type == "pc-q35-rhel9.2.0"
     assert built.ctx.cluster.release.reported == "v1.8.4"
     pinned = assemble(ServerSettings(catalog=tmp_path, kubevirt_version="v1.7.4"))
@@ -73,6 +84,7 @@ def test_live_settings_reach_the_cluster_source(fake, tmp_path):
     built = assemble(settings)
     try:
         assert built.offload is True and built.where.startswith("cluster (")
+        assert built.source_name() == "cluster"  # not the kubeconfig's path
         assert built.source.lookup_timeout == 3.5
         assert {(i.idle_timeout, i._watch_timeout) for i in built.source.informers.values()} == {(10.0, 120)}
         assert built.configuration is built.source.configuration

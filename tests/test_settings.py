@@ -77,6 +77,28 @@ def test_kubevirt_version_naming_no_supported_release_is_refused(value: str):
         ServerSettings(kubevirt_version=value)
 
 
+def test_log_allowed_samples_1_in_100_by_default_and_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch):
+    assert ServerSettings().log_allowed == 100
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "1")
+    assert ServerSettings().log_allowed == 1
+    assert ServerSettings(log_allowed=0).log_allowed == 0
+    with pytest.raises(pydantic.ValidationError, match="log_allowed"):
+        ServerSettings(log_allowed=-1)
+
+
+def test_start_grace_defaults_to_a_minute_and_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch):
+    assert ServerSettings().start_grace == 60.0
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_START_GRACE", "7.5")
+    assert ServerSettings().start_grace == 7.5
+    assert ServerSettings(start_grace=0).start_grace == 0  # ready at once
+
+
+@pytest.mark.parametrize("value", [-1, -0.5, "soon"])
+def test_start_grace_below_zero_or_not_a_number_is_refused(value: object):
+    with pytest.raises(pydantic.ValidationError, match="start_grace"):
+        ServerSettings(start_grace=value)
+
+
 def test_cluster_defaults_are_upstreams():
     s = ServerSettings()
     assert s.cluster_overridden() == []

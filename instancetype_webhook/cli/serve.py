@@ -50,12 +50,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="/metrics listen address (default: the --host address, so 127.0.0.1 keeps both local)")
     p.add_argument("--log-level", default=S, help="debug, info, warning, error (default info)")
     p.add_argument("--log-allowed", type=int, default=S, metavar="N",
-                   help="a review line for 1 in N allowed reviews that change nothing (0: none; refusals, errors "
-                        "and patches are always logged; every review at --log-level debug; default 1)")
+                   help="a review line for 1 in N allowed reviews that change nothing (default 100; 1: every one, "
+                        "0: none; refusals, errors and patches are always logged; every review at --log-level debug)")
     p.add_argument("--max-body-bytes", type=int, default=S, help="larger request bodies get 413 (default 8 MiB)")
     p.add_argument("--review-deadline", type=float, default=S, help="seconds to answer a review (default 8)")
     p.add_argument("--deadline-action", choices=("deny", "allow"), default=S,
                    help="answer when the deadline passes: deny, or allow with a warning (default deny)")
+    p.add_argument("--start-grace", type=float, default=S, metavar="SECONDS",
+                   help="seconds after the start /readyz turns ready even though the reference source has not "
+                        "synced (default 60; 0: at once)")
     p.add_argument("--shutdown-delay", type=float, default=S, help="seconds /readyz is false before stopping")
     p.add_argument("--no-provenance", dest="provenance", action="store_false", default=S,
                    help="do not add the expanded-from annotation to flattened VMs")

@@ -134,8 +134,10 @@ def create_api(hook: Webhook, playground: Any = None, where: str = "") -> FastAP
         cache = hook.cache_status() if hook.cache_status is not None else None
         detail = {"referenceCache": cache} if cache is not None else {}
         if hook.is_ready():
+            source = {"referenceSource": hook.reference_source} if hook.reference_source else {}
             return Response(orjson.dumps({"status": "ready", "clusterConfiguration": hook.configuration_status(),
-                                          "kubevirt": release_status(hook.ctx.cluster.release), **detail}),
+                                          "kubevirt": release_status(hook.ctx.cluster.release), **source,
+                                          **detail}),
                             media_type=JSON)
         return Response(orjson.dumps({"status": "not ready", "reason": hook.not_ready_reason(), **detail}),
                         status_code=503,

@@ -28,15 +28,12 @@ from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.source import CacheMiss, SourceUnavailable
 from instancetype_webhook.server.metrics import Metrics
 from instancetype_webhook.server.reviewlog import line_weight, log_review, review_line
+from instancetype_webhook.settings import START_GRACE
 
 log = logging.getLogger("instancetype_webhook.server")
 Handler = Callable[[rv.Review, ReviewContext], ReviewReply]
 # The reviews this door answers: path -> (endpoint name for metrics and logs, the admission layer's decision)
 REVIEWS: dict[str, tuple[str, Handler]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
-# Seconds after its start a replica turns ready even though its reference source has not synced yet (the API
-# server away during a rollout): it then answers the reviews that need no lookup, and refuses the others
-# with a retryable error, like a replica whose source fell out of sync later.
-START_GRACE = 60.0
 
 
 @dataclass
@@ -54,7 +51,8 @@ class Webhook:
     draining: bool = False
     configuration_status: Callable[[], str] = lambda: "KubeVirt's defaults"  # which cluster configuration is in use
     cache_status: Callable[[], dict[str, Any]] | None = None  # per resource: in sync, or since when and why not
-    start_grace: float = START_GRACE  # seconds after which a replica is ready without its first sync
+    reference_source: str = ""  # for /readyz: "cluster", "catalog DIR" or the bundled catalogue's bundle
+    start_grace: float = START_GRACE  # seconds after which it is ready without its first sync (--start-grace)
     started: float = field(default_factory=time.monotonic)
     started_serving: bool = False  # latched: the first sync was done, or the start grace passed
 

@@ -3,7 +3,6 @@ instancetype_webhook.server.reviewlog) kept in order with the others."""
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from typing import Any
 
@@ -16,7 +15,6 @@ from instancetype_webhook.server.reviewlog import (
     set_allowed_sampling,
     set_sink,
 )
-from instancetype_webhook.settings import ENV_PREFIX
 
 log = logging.getLogger(REVIEW_LOGGER)
 
@@ -43,11 +41,10 @@ class _OrderedHandler(logging.StreamHandler):
         super().emit(record)
 
 
-def configure(level: str = "info", log_allowed: int | None = None) -> None:
+def configure(level: str, log_allowed: int) -> None:
     """JSON lines on stdout at `level`; 1 in `log_allowed` allowed reviews that change nothing get a review
-    line (None: INSTANCETYPE_WEBHOOK_LOG_ALLOWED, default 1; every one at level debug)."""
-    if log_allowed is None:
-        log_allowed = int(os.environ.get(f"{ENV_PREFIX}LOG_ALLOWED", "1") or "1")
+    line (1: every one, 0: none; every one at level debug). Both come from the run settings
+    (`ServerSettings.log_level`, `.log_allowed`), the one reader of the environment."""
     set_allowed_sampling(1 if level.upper() == "DEBUG" else log_allowed)
     handler = _OrderedHandler(sys.stdout)
     handler.setFormatter(JSONFormatter())

@@ -1,7 +1,7 @@
 """The review log: one JSON line per review, identifiers and the verdict only, never the object (cloud-init
 user data can hold secrets), written straight to stdout without the logging machinery.
 
-Which reviews get a line is a choice (`set_allowed_sampling`, INSTANCETYPE_WEBHOOK_LOG_ALLOWED): refusals,
+Which reviews get a line is a choice (`set_allowed_sampling`, from `serve --log-allowed N`, default 100): refusals,
 errors, deadlines, rejected bodies and patches always; the allowed reviews that change nothing (outcomes
 `allowed` and `skipped`) 1 in N, their line carrying `"sampled": N` (N = 1: every one, 0: none).
 

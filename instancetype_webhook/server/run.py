@@ -15,7 +15,7 @@ from typing import Any
 
 import uvicorn
 
-from instancetype_webhook.assembly import AssemblyError, assemble
+from instancetype_webhook.assembly import Assembly, AssemblyError, assemble
 from instancetype_webhook.compiled import build_summary
 from instancetype_webhook.server.app import Webhook, create_app
 from instancetype_webhook.server.logconfig import configure
@@ -133,6 +133,21 @@ def transport_options() -> dict[str, Any]:
     return {"proxy_headers": False, "loop": "auto", "http": coalescing_protocol() or "auto"}
 
 
+def webhook(settings: ServerSettings, assembly: Assembly) -> Webhook:
+    """The server state for `settings` over an assembled source: its limits, deadline and start grace, its
+    readiness and the /readyz details (the cluster configuration, the reference cache, the source's name:
+    which common-instancetypes bundle, offline without --catalog).
+    The metrics follow the cluster configuration."""
+    metrics = Metrics()
+    assembly.configuration.subscribe(metrics.configuration)
+    return Webhook(ctx=assembly.ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
+                   max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
+                   deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready,
+                   start_grace=settings.start_grace, configuration_status=assembly.configuration.describe,
+                   cache_status=getattr(assembly.source, "cache_status", None),
+                   reference_source=assembly.source_name())
+
+
 def serve(settings: ServerSettings, playground: Any = None, on_listening: Callable[[int], None] | None = None) -> int:
     """Run the server; `playground` (playground.routes.Playground) mounts /playground, as --dev does
     with the bundled samples. `on_listening(port)` runs once the port is bound (a line for the user)."""
@@ -194,13 +209,9 @@ def serve_one(settings: ServerSettings, cert: Path, key: Path, tls: ReloadingTLS
         for sock in sockets:
             sock.close()
         raise ServeError(str(exc)) from exc
-    source, ctx, configuration = assembly.source, assembly.ctx, assembly.configuration
-    metrics = Metrics()
-    configuration.subscribe(metrics.configuration)
-    hook = Webhook(ctx=ctx, metrics=metrics, max_body_bytes=settings.max_body_bytes,
-                   max_json_depth=settings.max_json_depth, deadline=settings.review_deadline,
-                   deadline_action=settings.deadline_action, offload=assembly.offload, ready=assembly.ready,
-                   configuration_status=configuration.describe, cache_status=getattr(source, "cache_status", None))
+    source, ctx = assembly.source, assembly.ctx
+    hook = webhook(settings, assembly)
+    metrics = hook.metrics
     tls.on_reload = metrics.tls_reloads.inc
     metrics.state(State(ready=hook.is_ready, synced=lambda: bool(getattr(source, "synced", True)),
                         cache_objects=functools.partial(cache_objects, source),

@@ -61,6 +61,7 @@ def test_the_servers_exit_status_is_the_commands(monkeypatch):
     (["--workers", "0"], "serve: --workers: Input should be greater than or equal to 1"),
     (["--kubevirt", "kubevirt"], "serve: --kubevirt: Value error, give the KubeVirt CR as NAMESPACE/NAME"),
     (["--max-body-bytes", "0"], "serve: --max-body-bytes: Input should be greater than 0"),
+    (["--start-grace", "-1"], "serve: --start-grace: Input should be greater than or equal to 0"),
 ])
 def test_a_bad_value_is_one_line_and_exit_2_and_nothing_starts(served, argv, line):
     code, out, err = run_main("serve", *argv)
@@ -94,8 +95,25 @@ def test_source_flags_are_exclusive(capsys):
 
 
 def test_log_allowed_comes_from_the_flag_else_the_environment(served, monkeypatch):
-    assert run_main("serve", "--log-allowed", "100").code == 0
+    assert run_main("serve").code == 0
+    assert run_main("serve", "--log-allowed", "1").code == 0
     monkeypatch.setenv("INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "0")
     assert run_main("serve").code == 0
-    assert [settings.log_allowed for settings in served] == [100, 0]
+    assert [settings.log_allowed for settings in served] == [100, 1, 0]
     assert run_main("serve", "--log-allowed", "-1").code == 2
+
+
+def test_start_grace_comes_from_the_flag_else_the_environment(served, monkeypatch):
+    assert run_main("serve").code == 0
+    assert run_main("serve", "--start-grace", "5").code == 0
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_START_GRACE", "0")
+    assert run_main("serve").code == 0
+    assert run_main("serve", "--start-grace", "2.5").code == 0
+    assert [settings.start_grace for settings in served] == [60.0, 5.0, 0.0, 2.5]
+
+
+def test_a_negative_start_grace_in_the_environment_is_one_line_naming_it(served, monkeypatch):
+    monkeypatch.setenv("INSTANCETYPE_WEBHOOK_START_GRACE", "-5")
+    code, out, err = run_main("serve")
+    assert (code, out, served) == (2, "", [])
+    assert err == "serve: INSTANCETYPE_WEBHOOK_START_GRACE='-5': Input should be greater than or equal to 0\n"

@@ -20,7 +20,8 @@ from tests.kit.wait import wait_for
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("srv")
-    with serve(tmp,
+    # --log-allowed 1: a line for every review, which the tests below read (the default samples allowed reviews)
+    with serve(tmp, "--log-allowed", "1",
                env={"INSTANCETYPE_WEBHOOK_POLICY": "expand", "INSTANCETYPE_WEBHOOK_MAX_BODY_BYTES": "200000"}) as srv:
         yield srv
 
@@ -41,7 +42,10 @@ def post(client: httpx.Client, path: str, body: dict) -> dict:
 
 def test_health_and_ready(client: httpx.Client):
     assert client.get("/healthz").json() == {"status": "ok"}
-    assert client.get("/readyz").json()["status"] == "ready"
+    ready = client.get("/readyz").json()
+    assert ready["status"] == "ready" and ready["kubevirt"]["release"] == "main"
+    assert ready["referenceSource"] == ("bundled catalogue common-instancetypes v1.6.0-90-g7c1e305b "
+                                        "(the project's bundle, answered with as main)")
 
 
 def test_dry_run_is_answered_the_same(client: httpx.Client, server: Server):
@@ -109,6 +113,7 @@ def test_preview_endpoint(client: httpx.Client):
 
 def test_metrics_endpoint(client: httpx.Client, server: Server):
     post(client, "/validate", review(VM))
+    post(client, "/mutate", review(VM))  # its own: under xdist this module's other tests may run on another server
     client.post("/validate", content=b"nope")
     text = httpx.get(server.metrics_url + "/metrics", timeout=5).text
     assert ('instancetype_webhook_requests_total'
@@ -136,6 +141,36 @@ def test_plain_http_is_refused(server: Server):
         httpx.post(server.url.replace("https", "http") + "/mutate", content=b"{}", timeout=3)
 
 
+
+
+def review_lines(srv: Server) -> dict[str, dict]:
+    """The server's review lines so far, by uid."""
+    return {line["uid"]: line for line in map(json.loads, srv.logs().splitlines()) if line.get("msg") == "review"}
+
+
+@pytest.mark.parametrize("args, logged, sampled", [
+    ((), [0, 100], 100),  # the default: 1 in 100 allowed reviews, the line standing for 100
+    (("--log-allowed", "1"), list(range(101)), None),
+    (("--log-level", "debug"), list(range(101)), None),  # debug: every one, whatever the sampling
+])
+def test_allowed_reviews_are_sampled_and_refusals_and_patches_always_logged(tmp_path, args, logged, sampled):
+    conflict = copy.deepcopy(VM)
+    conflict["spec"]["template"]["spec"]["domain"]["cpu"] = {"sockets": 4}
+    with serve(tmp_path, *args, env={"INSTANCETYPE_WEBHOOK_POLICY": "expand"}) as srv, srv.client() as c:
+        allowed = [review(VM) for _ in range(101)]
+        for body in allowed:
+            assert post(c, "/validate", body)["allowed"] is True
+        refused, patched = review(conflict), review(VM)
+        assert post(c, "/validate", refused)["allowed"] is False
+        assert patch_of(post(c, "/mutate", patched))
+        wait_for(lambda: patched["request"]["uid"] in review_lines(srv), 5, "the patched review's line")
+        lines = review_lines(srv)
+    uids = [body["request"]["uid"] for body in allowed]
+    assert [index for index, uid in enumerate(uids) if uid in lines] == logged
+    assert {lines[uids[index]].get("sampled") for index in logged} == {sampled}
+    for body, outcome in ((refused, "denied"), (patched, "patched")):  # never sampled
+        line = lines[body["request"]["uid"]]
+        assert line["outcome"] == outcome and "sampled" not in line
 
 
 def test_the_allowed_reviews_sampling_set_in_the_environment_reaches_the_log(tmp_path):

@@ -84,6 +84,26 @@ def test_readyz_waits_for_the_first_sync(tmp_path: Path):
         fake.stop()
 
 
+def test_start_grace_makes_an_unsynced_replica_ready_after_it_and_not_before(tmp_path: Path):
+    fake = FakeAPIServer()
+    config = tmp_path / "kubeconfig"
+    config.write_text(fake.kubeconfig())
+    fake.stop()  # the API server away for good: the source never syncs
+    grace = 5.0
+    launched = time.monotonic()  # the grace counts from the server's start, a little later
+    with serve(tmp_path, "--kubeconfig", str(config), "--start-grace", f"{grace:g}") as server, \
+            server.client() as client:
+        not_ready = client.get("/readyz")  # up (/healthz answers) within a second of the start, not 5
+        assert not_ready.status_code == 503
+        assert not_ready.json()["reason"] == "reference source not synced yet (ready without it 5s after the start)"
+        while (ready := client.get("/readyz")).status_code != 200:
+            assert time.monotonic() - launched < grace + 15, "not ready after the start grace"
+            time.sleep(0.1)
+        assert time.monotonic() - launched >= grace
+        assert ready.json()["status"] == "ready"
+        assert not any(resource["inSync"] for resource in ready.json()["referenceCache"].values())
+
+
 def test_review_deadline_when_a_lookup_hangs(tmp_path: Path):
     fake = FakeAPIServer()
     config = tmp_path / "kubeconfig"

@@ -29,7 +29,7 @@ def stdout(monkeypatch: pytest.MonkeyPatch, app_logging: logging.Logger) -> Stdo
     """logconfig.configure() onto a stdout of the test's own; afterwards the logger is as it was (`app_logging`)."""
     out = Stdout()
     monkeypatch.setattr(sys, "stdout", out)
-    logconfig.configure("info")
+    logconfig.configure("info", 1)
     return out
 
 

@@ -1,17 +1,21 @@
 """server/run.py: `instancetype-webhook serve` refuses bad settings with a message and exit status 2 (no
 traceback), naming the flag or the environment variable; a busy port before anything says serving; /metrics on the
 serving host unless --metrics-host; the TLS files it serves with (--dev's own, else both of --tls-cert/--tls-key);
-the reference cache's object counts for /readyz and /metrics; uvicorn's public options it runs with."""
+the reference cache's object counts for /readyz and /metrics; uvicorn's public options it runs with; the Webhook
+it builds (the start grace, /readyz naming the reference source: the bundle, the directory, or `cluster`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
+from instancetype_webhook.assembly import assemble
 from instancetype_webhook.cli import build_parser, main
 from instancetype_webhook.cli.serve import settings_from
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.server import run
+from instancetype_webhook.server.app import create_app
 from instancetype_webhook.server.run import ServeError, cache_objects, metrics_host, tls_files, transport_options
 from instancetype_webhook.settings import ServerSettings
 from tests.kit.builders import instancetype, vm
@@ -152,3 +156,41 @@ def test_metrics_host_is_a_serve_flag_and_an_environment_variable(monkeypatch):
     assert settings_from(build_parser().parse_args(["serve", "--metrics-host", "10.0.0.1"])).metrics_host == "10.0.0.1"
     monkeypatch.setenv("INSTANCETYPE_WEBHOOK_METRICS_HOST", "10.0.0.2")
     assert settings_from(build_parser().parse_args(["serve"])).metrics_host == "10.0.0.2"
+
+
+def readyz(settings: ServerSettings) -> tuple[int, dict]:
+    """/readyz of the Webhook `serve` builds for `settings` (in process; the source stopped afterwards)."""
+    built = assemble(settings)
+    try:
+        hook = run.webhook(settings, built)
+        assert hook.start_grace == settings.start_grace
+        answer = TestClient(create_app(hook)).get("/readyz")
+        return answer.status_code, answer.json()
+    finally:
+        built.stop()
+
+
+@pytest.mark.parametrize("release, bundle", [
+    ("auto", "common-instancetypes v1.6.0-90-g7c1e305b (the project's bundle, answered with as main)"),
+    ("v1.8.4", "common-instancetypes v1.6.0 (the bundle KubeVirt v1.8.x deploys)"),
+])
+def test_readyz_names_the_bundle_the_bundled_catalogue_serves(release: str, bundle: str):
+    status, body = readyz(ServerSettings(kubevirt_version=release))
+    assert status == 200 and body["referenceSource"] == f"bundled catalogue {bundle}"
+    assert body["kubevirt"]["profile"] == ("main" if release == "auto" else "v1.8")  # the fields before, as they were
+
+
+def test_readyz_names_a_catalogue_directory(tmp_path: Path):
+    (tmp_path / "it.yaml").write_text("apiVersion: instancetype.kubevirt.io/v1beta1\n"
+                                      "kind: VirtualMachineClusterInstancetype\nmetadata: {name: it}\n"
+                                      "spec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n")
+    status, body = readyz(ServerSettings(catalog=tmp_path))
+    assert status == 200 and body["referenceSource"] == f"catalog {tmp_path}"
+    assert "bundle" not in body["referenceSource"]
+
+
+def test_readyz_says_cluster_and_no_bundle_for_a_cluster_source(fake, tmp_path: Path):
+    fake.add(instancetype("u1", 2))
+    status, body = readyz(ServerSettings(kubeconfig=Path(fake.kubeconfig_file(tmp_path)), start_grace=0))
+    assert status == 200 and body["referenceSource"] == "cluster"
+    assert "referenceCache" in body

@@ -180,14 +180,28 @@ def test_log_allowed_reaches_the_environment_only_when_not_the_default(default_i
     def env(objs: list[dict]) -> list[dict]:
         return check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0].get("env", [])
 
-    assert env(default_install[0]) == []
+    assert env(default_install[0]) == []  # the server's default, 1 in 100
     extra = {"name": "TZ", "value": "UTC"}
-    objs, _ = install({"logAllowed": 100, "extraEnv": [extra]})
-    assert env(objs) == [{"name": "INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "value": "100"}, extra]
+    assert env(install({"logAllowed": 100, "extraEnv": [extra]})[0]) == [extra]
+    objs, _ = install({"logAllowed": 1, "extraEnv": [extra]})
+    assert env(objs) == [{"name": "INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "value": "1"}, extra]
     assert env(install({"logAllowed": 0})[0]) == [{"name": "INSTANCETYPE_WEBHOOK_LOG_ALLOWED", "value": "0"}]
     assert check_schemas(objs) == []
     with pytest.raises(helm.HelmError, match="logAllowed"):
         install({"logAllowed": -1})
+
+
+def test_start_grace_reaches_the_arguments_and_a_negative_one_is_refused(default_install):
+    def args(objs: list[dict]) -> list[str]:
+        return check_deployment_loosely(objs)["spec"]["template"]["spec"]["containers"][0]["args"]
+
+    assert "--start-grace=60" in args(default_install[0])
+    assert "--start-grace=15" in args(install({"startGrace": 15})[0])
+    assert "--start-grace=0" in args(install({"startGrace": 0})[0])
+    with pytest.raises(helm.HelmError, match="startGrace"):
+        install({"startGrace": -1})
+    with pytest.raises(helm.HelmError, match="startGrace"):
+        install({"startGrace": "soon"})
 
 
 def test_catalog_directory_replaces_the_cluster_source_and_namespaces_are_opt_in():

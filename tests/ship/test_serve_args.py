@@ -82,3 +82,11 @@ def test_chart_workers():
 
     assert serve_settings(deployment_args(install(None)[0])).workers == 1
     assert serve_settings(deployment_args(install({"workers": 4})[0])).workers == 4
+
+
+def test_chart_start_grace():
+    from tests.kit.chart import install
+
+    assert serve_settings(deployment_args(install(None)[0])).start_grace == 60
+    assert serve_settings(deployment_args(install({"startGrace": 7.5})[0])).start_grace == 7.5
+    assert serve_settings(deployment_args(install({"startGrace": 0})[0])).start_grace == 0
