@@ -189,6 +189,12 @@ def _walk(a: Any, b: Any, path: str, key: str, ops: list[dict[str, Any]], set_: 
           replaced: dict[str, Any]) -> None:
     if a is b or (type(a) is type(b) and a == b):
         return
+    _walk_changed(a, b, path, key, ops, set_, replaced)
+
+
+def _walk_changed(a: Any, b: Any, path: str, key: str, ops: list[dict[str, Any]], set_: dict[str, Any],
+                  replaced: dict[str, Any]) -> None:
+    """_walk of two values known to differ (the caller compared them)."""
     ta, tb = type(a), type(b)
     if ta is dict and tb is dict:
         _walk_dict(a, b, path, key, ops, set_, replaced)
@@ -212,7 +218,7 @@ def _walk_dict(a: dict[str, Any], b: dict[str, Any], path: str, key: str, ops: l
             if old is value or (type(old) is type(value) and old == value):
                 continue
             token = _escape(name)
-            _walk(old, value, path + "/" + token, key + "/" + token, ops, set_, replaced)
+            _walk_changed(old, value, path + "/" + token, key + "/" + token, ops, set_, replaced)
         else:
             token = _escape(name)
             child = path + "/" + token

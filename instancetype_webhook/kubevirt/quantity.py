@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -33,10 +33,24 @@ class QuantityError(ValueError):
     """Text that is not a Kubernetes quantity."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Quantity:
     value: Fraction
-    format: str = DECIMAL_SI
+    format: str
+    # the value's numerator and denominator as plain integers, read once: comparisons cross-multiply them
+    # (Fraction's own comparison checks its operand against the numbers ABCs first, and its numerator and
+    # denominator are properties: more than the rest of a memory check costs on the review path)
+    numerator: int = field(repr=False, compare=False)
+    denominator: int = field(repr=False, compare=False)
+
+    def __init__(self, value: Fraction, format: str = DECIMAL_SI) -> None:  # noqa: A002 - the dataclass field
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "format", format)
+        object.__setattr__(self, "numerator", value.numerator)
+        object.__setattr__(self, "denominator", value.denominator)
+
+    def __hash__(self) -> int:  # written out: the compiled build does not take the generated one
+        return hash(self.value)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -58,12 +72,9 @@ class Quantity:
     def __str__(self) -> str:
         return format_quantity(self.value, self.format)
 
-    # -- comparison ---------------------------------------------------------------------------
-    # Cross-multiplied integers (denominators are positive): Fraction's own comparison checks its operand
-    # against the numbers ABCs first, which costs more than the rest of a memory check on the review path.
+    # -- comparison: cross-multiplied integers (denominators are positive) ----------------------
     def _cross(self, other: Quantity) -> tuple[int, int]:
-        a, b = self.value, other.value
-        return a.numerator * b.denominator, b.numerator * a.denominator
+        return self.numerator * other.denominator, other.numerator * self.denominator
 
     def __lt__(self, other: Quantity) -> bool:
         mine, theirs = self._cross(other)

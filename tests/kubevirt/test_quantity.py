@@ -68,3 +68,20 @@ def test_comparison_and_value():
     assert parse("500m").int_value() == 1  # Go's Value() rounds up
     assert same_value("4Gi", "4294967296") and not same_value("4Gi", "4G")
     assert str(Quantity.of(2048, BINARY_SI)) == "2Ki"
+
+
+@pytest.mark.parametrize("small, large", [
+    ("500m", "1"), ("0.5", "501m"), ("1.5Gi", "1537Mi"), ("999999999n", "1"), ("-1", "0"), ("1e3", "1001"),
+    ("1k", "1Ki"), ("1.25", "1.5"),
+])
+def test_order_is_exact_with_fractions_and_mixed_suffixes(small, large):
+    a, b = parse(small), parse(large)
+    assert a < b and a <= b and b > a and b >= a
+    assert not (b < a) and not (a > b) and not a.equals(b)
+    assert parse(small) <= a and parse(small) >= a and a.equals(parse(small))
+
+
+def test_equal_values_of_different_formats_are_ordered_equal_and_hash_alike():
+    a, b = parse("1.5Gi"), parse("1610612736")
+    assert a.equals(b) and not a < b and not b < a and a <= b and a >= b
+    assert hash(parse("500m")) == hash(parse("0.5"))
