@@ -55,6 +55,8 @@ class Server:
     cpus: set[int] | None = None
     env: dict[str, str] = field(default_factory=dict)
     log_path: Path | None = None
+    cwd: Path | None = None  # where it runs (`python -m`/`-c` put this first on sys.path: not the repository, to
+    # run the installed package of another environment, e.g. the compiled build)
     process: subprocess.Popen | None = None
     started_at: float = 0.0
     ready_s: float | None = None
@@ -66,7 +68,7 @@ class Server:
         self.started_at = time.monotonic()
         self.process = subprocess.Popen(
             self.argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, **self.env},
+            env={**os.environ, **self.env}, cwd=self.cwd,
             preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
         )
         return self

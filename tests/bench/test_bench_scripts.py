@@ -2,10 +2,10 @@
 promises (a JSON document, a results line, a table header). Nothing here asserts a speed.
 
 The scripts that finish on their own (stages, expand_bench, volume_cache_memory, cluster_start, memory, soak,
-hotspots, image_start) are all started at once when the module begins, each in its own subprocess with its output
-in a file, and each test waits for its own (a deadline from its start): their server starts and imports overlap
-instead of adding up. The server scripts (floor_app, framework_app, plain_server, fake_cluster) are started on a
-free loopback port, asked one request, and stopped, meanwhile. Covered elsewhere and not repeated here:
+hotspots, handler_cost, image_start) are all started at once when the module begins, each in its own subprocess
+with its output in a file, and each test waits for its own (a deadline from its start): their server starts and
+imports overlap instead of adding up. The server scripts (floor_app, framework_app, plain_server, fake_cluster) are
+started on a free loopback port, asked one request, and stopped, meanwhile. Covered elsewhere and not repeated here:
 `bench/run.py --quick` (tests/bench/test_bench_smoke.py) and `bench/fleet.py` (tests/bench/test_fleet_bench_smoke.py).
 
 Tools the machine may lack skip with the install named: wrk and py-spy (hotspots), podman and a built image
@@ -112,6 +112,8 @@ def _jobs(work: Path, image: str | None) -> dict[str, list[str]]:
     }
     if shutil.which("wrk") and py_spy():
         jobs["hotspots"] = ["--quick", "--concurrency", "2", "--top", "5"]
+    if shutil.which("wrk"):
+        jobs["handler_cost"] = ["--quick", "--json"]
     if image:
         jobs["image_start"] = ["--smoke", "--image", image]
     return jobs
@@ -290,6 +292,19 @@ def test_hotspots_quick_prints_both_tables(batch: Batch) -> None:
     assert len(headers) == 2, out
     rows = [line for line in lines if re.match(r"^ +[\d.]+% +[\d.]+ ms  \S", line)]
     assert rows, out
+
+
+def test_handler_cost_splits_a_review_between_the_handler_and_the_rest(batch: Batch) -> None:
+    """The three servers answered (wrk saw no error, or the script fails) and the split adds up."""
+    need_command("wrk", WRK_INSTALL)
+    out, _ = batch.result("handler_cost")
+    result = json.loads(out)
+    median = result["median_us"]
+    assert set(median) == {"shipped", "canned", "floor"} and all(v > 0 for v in median.values()), result
+    assert result["handler_in_server_us"] == pytest.approx(median["shipped"] - median["canned"])
+    assert result["around_handler_us"] == pytest.approx(median["canned"] - median["floor"])
+    assert median["shipped"] > median["canned"], result  # flattening a VM costs more than handing an answer back
+    assert result["compiled"] in ("pure Python", "unknown build") or result["compiled"].startswith("compiled"), result
 
 
 def test_image_start_smoke_one_run(batch: Batch) -> None:
