@@ -32,7 +32,10 @@ from typing import Any
 
 import orjson
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # bench/, repo root
+# bench/ first; the repository last, so that an environment with the package installed (the compiled build:
+# `.venv-compiled/bin/python bench/stages.py`) times its own copy, not the tree's Python files
+sys.path[:0] = [str(Path(__file__).resolve().parent)]
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from review import admission_review, typical_vm  # noqa: E402  (after the sys.path set-up)
 
@@ -222,6 +225,9 @@ def main() -> int:
     if args.json:
         print(orjson.dumps(figures).decode())
     else:
+        from instancetype_webhook.compiled import build_summary
+
+        print(f"instancetype_webhook from {Path(rv.__file__).parent.parent} ({build_summary()})")
         for name, us in figures.items():
             print(f"  {us:9.1f} us  {name}")
     return 0
