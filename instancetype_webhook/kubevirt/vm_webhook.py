@@ -106,8 +106,9 @@ def validate_vm(vm: Any, source: Source, settings: ClusterSettings = DEFAULT_SET
     if (vm.get("metadata") or {}).get("deletionTimestamp"):
         return Verdict.allow()
     warnings: list[str] = []
-    instancetype = _lookup(vm, source, "instancetype", "instance type", find_instancetype_spec, warnings, settings.release)
-    preference = _lookup(vm, source, "preference", "preference", find_preference_spec, warnings, settings.release)
+    release = settings.release
+    instancetype = _lookup(vm, source, "instancetype", "instance type", find_instancetype_spec, warnings, release)
+    preference = _lookup(vm, source, "preference", "preference", find_preference_spec, warnings, release)
     return verdict_for_specs(vm, instancetype, preference, settings, warnings)
 
 
