@@ -81,7 +81,8 @@ def cli_page() -> str:
     parser = build_parser()
     out = [BANNER, "# Command line", "",
            f"`{parser.prog}` has one subcommand per task. Every `serve` flag is also an environment variable "
-           "(see [Configuration](configuration.md)); a flag given on the command line wins.", "",
+           "(see [Configuration](configuration.md)); a flag given on the command line wins. What each command's "
+           "exit status means: [Exit codes](exit-codes.md).", "",
            "| command | what it does |", "| --- | --- |"]
     commands = list(_subcommands(parser))
     out += [f"| [`{name}`](#{name}) | {cell(summary)} |" for name, summary, _ in commands]
