@@ -81,7 +81,8 @@ def cli_page() -> str:
     parser = build_parser()
     out = [BANNER, "# Command line", "",
            f"`{parser.prog}` has one subcommand per task. Every `serve` flag is also an environment variable "
-           "(see [Configuration](configuration.md)); a flag given on the command line wins.", "",
+           "(see [Configuration](configuration.md)); a flag given on the command line wins. What each command's "
+           "exit status means: [Exit codes](exit-codes.md).", "",
            "| command | what it does |", "| --- | --- |"]
     commands = list(_subcommands(parser))
     out += [f"| [`{name}`](#{name}) | {cell(summary)} |" for name, summary, _ in commands]
@@ -97,6 +98,18 @@ def cli_page() -> str:
 # --- chart values ----------------------------------------------------------------------------------------
 
 KEY = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_.-]+):(?P<rest>.*)$")
+# A commented-out key of values.yaml (`#  name: my-ca-issuer`), as opposed to prose that happens to hold a colon
+# (`# Fail: nothing is admitted unseen.`, `# policyreport: wgpolicyk8s.io/v1alpha2 PolicyReport (...)`,
+# `# 0: ready at once`): a values key name (a lowercase letter first, as Helm's convention and every key of the
+# chart have it; never a number) and then nothing, or one YAML value: a quoted string, a flow collection or a
+# single word, with an optional trailing comment.
+COMMENTED_KEY = re.compile(r"""^[a-z][A-Za-z0-9_-]*:(?:\s+(?:"[^"]*"|'[^']*'|\{.*\}|\[.*\]|[^\s#'"{\[]\S*))?"""
+                           r"(?:\s+#.*)?\s*$")
+
+
+def commented_out_key(body: str) -> bool:
+    """Whether a comment's text (after the `#`) is a commented-out `key: value` rather than prose."""
+    return COMMENTED_KEY.match(body) is not None
 
 
 def values_comments(text: str) -> dict[str, str]:
@@ -112,7 +125,7 @@ def values_comments(text: str) -> dict[str, str]:
         stripped = line.strip()
         if stripped.startswith("#"):
             body = stripped[1:].strip()
-            if re.match(r"^[A-Za-z0-9_]+:", body):
+            if commented_out_key(body):
                 continue  # a commented-out example key (`#  name: x`) is not prose
             # an indented comment line is an item of a list in the comment: keep it on its own line
             pending.append(("<br>" if stripped[1:].startswith("   ") else "") + body)

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 UNAVAILABLE = 3
-INTERNAL = 70  # sysexits.h EX_SOFTWARE: apart from every exit status a command gives itself (plan: 3, 4)
+INTERNAL = 70  # sysexits.h EX_SOFTWARE: apart from every exit status a command gives itself (plan: 4, 5)
 INTERRUPTED = 130
 
 

@@ -22,7 +22,8 @@ derived VMI, a lookup the webhooks ignore); `-o json` gives the same as one obje
 
 Exit status: 0 everything goes live (or nothing changes), 1 the update is refused, 2 bad input or the
 plan cannot be made (VM not running, no VMI or revision, an instance type that does not exist),
-3 a restart is needed, 4 a transient error (a hotplug or migration in progress: virt-controller retries).
+4 a transient error (a hotplug or migration in progress: virt-controller retries), 5 a restart is needed.
+(3 is every command's "the cluster did not answer in time".)
 """
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ from instancetype_webhook.kubevirt.resize import named
 from instancetype_webhook.kubevirt.source import InMemorySource, Source
 from instancetype_webhook.sources.catalog import CatalogError
 
-EXIT_LIVE, EXIT_REFUSED, EXIT_INPUT, EXIT_RESTART, EXIT_RETRY = 0, 1, 2, 3, 4
+# 3 is not plan's own: every command exits 3 when a live source cannot answer (cli.UNAVAILABLE)
+EXIT_LIVE, EXIT_REFUSED, EXIT_INPUT, EXIT_RETRY, EXIT_RESTART = 0, 1, 2, 4, 5
 POLICIES = ("reference", "expand", "expandAll")
 _MISSING_OBJECT = ("FailedFindInstancetype", "FailedFindPreference")
 

@@ -182,7 +182,7 @@ def _without_template_storage(recorded: dict[str, Any]) -> dict[str, Any]:
 def _replace_conflicts(base: dict[str, Any], source: Source, settings: ClusterSettings) -> list[Replacement]:
     """Remove every field the instance type conflicts on from `base` (in place); the removed values."""
     try:
-        instancetype, preference = find_specs(base, source)
+        instancetype, preference = find_specs(base, source, settings.release)
     except Exception:  # noqa: BLE001 - a lookup problem is answered by check_and_expand
         return []
     if instancetype is None:

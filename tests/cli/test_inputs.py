@@ -510,7 +510,7 @@ def test_every_command_reads_a_directory_and_r_its_subdirectories(tmp_path, comm
     (tmp_path / "vms" / "vm.yaml").write_text(yaml.safe_dump(vm))
     (tmp_path / "vms" / "team" / "preference.json").write_text(json.dumps(preference))
     one_file = run_main(command, "-f", "-", *extra, stdin=yaml.safe_dump_all([vm, preference]))
-    assert one_file.code in (0, 1) and "error" not in one_file.err, one_file  # plan: 1 is "needs a restart"
+    assert one_file.code in (0, 1) and "error" not in one_file.err, one_file  # 1: refused
     assert run_main(command, "-f", str(tmp_path / "vms"), "-R", *extra) == one_file
     without = run_main(command, "-f", str(tmp_path / "vms"), *extra)  # the preference in team/ is not read
     assert without != one_file and '"mine" not found' in without.out + without.err, without

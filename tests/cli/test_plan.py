@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+import instancetype_webhook.cli as cli
+import instancetype_webhook.cli.plan as plan_cli
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS
 from instancetype_webhook.kubevirt.liveupdate import start_vm
+from instancetype_webhook.kubevirt.source import SourceUnavailable
 from instancetype_webhook.sources.catalog import load_catalog
 from tests.fakeapi.apiserver import FakeAPIServer
 from tests.fakeapi.running import add_catalog, start_running
@@ -65,7 +68,7 @@ def test_a_bigger_instance_type_goes_live(tmp_path: Path) -> None:
 def test_json_output_has_the_plan_and_the_exit_code(tmp_path: Path) -> None:
     code, out, _ = run_main("plan", "-f", write(tmp_path, "vm.yaml", VM), "--instancetype", "u1.small", "-o", "json")
     doc = json.loads(out)
-    assert code == 3 and doc["exitCode"] == 3
+    assert code == 5 and doc["exitCode"] == 5
     assert doc["restartRequired"] == "memory updated in template spec to a value lower than what the VM started with"
     assert doc["vmiPatched"] == {} and doc["admission"] == {"allowed": True}
     assert [f["field"] for f in doc["fields"]] == ["instancetype", "domain.memory.guest"]
@@ -76,7 +79,7 @@ def test_a_manifest_edit_that_needs_a_restart(tmp_path: Path) -> None:
     files = ["-f", write(tmp_path, "vm.yaml", FLAT)]
     code, out, _ = run_main("plan", *files, "--new", write(tmp_path, "new.yaml", edited(FLAT, cpu={"sockets": 1,
                                                                                                    "cores": 4})))
-    assert code == 3
+    assert code == 5
     assert "domain.cpu.cores" in out and "a non-live-updatable field was changed in the template spec" in out
 
 
@@ -98,6 +101,28 @@ def test_the_vmi_in_the_files_is_the_running_one(tmp_path: Path) -> None:
     assert code == 4, err
     assert "retry" in out and "another CPU hotplug is in progress" in out
     assert "derived" not in out
+
+
+def test_a_restart_exits_5_and_a_source_that_cannot_answer_still_exits_3(tmp_path: Path, monkeypatch) -> None:
+    """3 is every command's "the cluster did not answer in time" (cli.UNAVAILABLE): plan's restart is 5."""
+    vm = write(tmp_path, "vm.yaml", VM)
+    code, out, err = run_main("plan", "-f", vm, "--instancetype", "u1.small")
+    assert (code, err.count("reference lookup failed")) == (5, 0) and "restart" in out
+
+    def unavailable(*_: Any) -> None:
+        raise SourceUnavailable("GET clusterinstancetypes/u1.small: timed out after 2s")
+
+    monkeypatch.setattr("instancetype_webhook.cli.plan.plan_update", unavailable)
+    code, out, err = run_main("plan", "-f", vm, "--instancetype", "u1.small")
+    assert (code, out) == (3, "")
+    assert err == ("plan: reference lookup failed: GET clusterinstancetypes/u1.small: timed out after 2s "
+                   "(the cluster did not answer in time; try again)\n")
+
+
+def test_plans_own_exit_statuses_are_none_of_the_ones_every_command_shares() -> None:
+    own = {plan_cli.EXIT_LIVE, plan_cli.EXIT_REFUSED, plan_cli.EXIT_INPUT, plan_cli.EXIT_RETRY, plan_cli.EXIT_RESTART}
+    assert len(own) == 5
+    assert own.isdisjoint({cli.UNAVAILABLE, cli.INTERNAL, cli.INTERRUPTED})
 
 
 def test_expand_policy_plans_the_flat_vm_the_webhook_stores(tmp_path: Path) -> None:
@@ -166,7 +191,7 @@ def test_the_clusters_vmi_and_configuration_decide(cluster) -> None:
     path = Path(config).parent / "new.yaml"
     path.write_text(yaml.safe_dump(new))
     code, out, _ = run_main("plan", "db", "-n", "apps", "--kubeconfig", config, "--new", str(path))
-    assert code == 3 and "a non-live-updatable field was changed in the template spec" in out  # Stage
+    assert code == 5 and "a non-live-updatable field was changed in the template spec" in out  # Stage
 
 
 @pytest.mark.parametrize("setup, message", [

@@ -44,15 +44,6 @@ def test_every_metric_is_on_the_metrics_page() -> None:
         assert f"`{family.name}" in page
 
 
-def test_values_comments_are_read_by_path() -> None:
-    text = ("# The policy.\n#   reference  keep\npolicy: reference\ntls:\n  # Where from.\n"
-            "  source: helm  # or secret\n  certManager:\n    issuerRef: {}\n    #  name: my-ca\n    duration: 2h\n")
-    comments = gen_docs.values_comments(text)
-    assert comments["policy"] == "The policy. <br>reference  keep"
-    assert comments["tls.source"] == "Where from. or secret"
-    assert comments["tls.certManager.duration"] == ""  # a commented-out example key is not prose
-
-
 def test_a_stale_page_is_reported(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(gen_docs, "REFERENCE", tmp_path)
     monkeypatch.setattr(gen_docs, "PAGES", {"metrics.md": gen_docs.metrics_page})

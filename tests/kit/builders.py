@@ -4,6 +4,7 @@
 Matchers (`instancetype=`, `preference=`) take a name (with an optional `*_kind`) or the whole matcher dict.
 `instancetype()` is a (cluster) instance type with a guest CPU count and memory.
 `review()` wraps an object (and the old one, for UPDATE/DELETE) as the API server sends it to a webhook.
+`undecodable_revision()` is a ControllerRevision no release since v1.7 can decode (an object of a removed API).
 """
 from __future__ import annotations
 
@@ -70,6 +71,18 @@ def instancetype(name: str, cpu: int = 1, namespace: str | None = None, memory: 
     meta = {"name": name, **({"namespace": namespace} if namespace else {})}
     return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta,
             "spec": {"cpu": {"guest": cpu}, "memory": {"guest": memory}}}
+
+
+def undecodable_revision(name: str, namespace: str, object_name: str,
+                         kind: str = "VirtualMachineClusterPreference") -> dict[str, Any]:
+    """A ControllerRevision `namespace/name` of object `object_name` (its object-name label) that stores a `kind`
+    of `instancetype.kubevirt.io/v1alpha2`: a version the client scheme no longer registers, so a lookup through
+    it fails with a decode error that names the release's scheme (client-go's register.go line)."""
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {"instancetype.kubevirt.io/object-name": object_name}},
+            "data": {"apiVersion": "instancetype.kubevirt.io/v1alpha2", "kind": kind,
+                     "metadata": {"name": object_name}, "spec": {}}}
 
 
 def review(obj: Any, operation: str = "CREATE", old: Any = None, *,

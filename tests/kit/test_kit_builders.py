@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from instancetype_webhook.admission.envelope import parse_review
-from tests.kit.builders import NO_DOMAIN, instancetype, review, vm
+from instancetype_webhook.kubevirt.causes import ExpandError
+from instancetype_webhook.kubevirt.revision import stored_spec
+from tests.kit.builders import NO_DOMAIN, instancetype, review, undecodable_revision, vm
 
 
 def test_the_default_vm_is_a_halted_vm_with_an_empty_domain():
@@ -67,3 +70,15 @@ def test_instancetype_is_cluster_wide_unless_namespaced():
     mine = instancetype("mine", namespace="apps", memory="2Gi")
     assert (mine["kind"], mine["metadata"], mine["spec"]["memory"]) == (
         "VirtualMachineInstancetype", {"name": "mine", "namespace": "apps"}, {"guest": "2Gi"})
+
+
+def test_the_undecodable_revision_fails_to_decode_only_for_its_removed_api_version():
+    revision = undecodable_revision("fedora-old", "apps", "fedora")
+    assert revision["metadata"] == {"name": "fedora-old", "namespace": "apps",
+                                    "labels": {"instancetype.kubevirt.io/object-name": "fedora"}}
+    kinds = ("VirtualMachinePreference", "VirtualMachineClusterPreference")
+    with pytest.raises(ExpandError, match='no kind "VirtualMachineClusterPreference" is registered for version '
+                                          '"instancetype.kubevirt.io/v1alpha2"'):
+        stored_spec(revision, kinds)
+    current = {**revision, "data": {**revision["data"], "apiVersion": "instancetype.kubevirt.io/v1beta1"}}
+    assert stored_spec(current, kinds) == {}

@@ -19,6 +19,7 @@ import instancetype_webhook.kubevirt.check_expand as onepass
 from instancetype_webhook.conformance.cases import case_settings, case_source, case_vm
 from instancetype_webhook.kubevirt.check_expand import check_and_expand
 from instancetype_webhook.kubevirt.source import InMemorySource
+from tests.kit.builders import undecodable_revision
 from tests.kit.corpus_checks import answers, same
 from tests.kit.releases import settings_as
 from tests.kit.shared_data import conformance_cases
@@ -108,11 +109,7 @@ def test_one_pass_equals_two_calls_on_variants(drawn):
 
 # -- the lookups are made as the cluster's release, as expansion makes them ---------------------------------
 
-OLD_REVISION = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                "metadata": {"name": "fedora-v1alpha2", "namespace": "ns",
-                             "labels": {"instancetype.kubevirt.io/object-name": "fedora"}},
-                "data": {"apiVersion": "instancetype.kubevirt.io/v1alpha2", "kind": "VirtualMachinePreference",
-                         "metadata": {"name": "fedora"}, "spec": {}}}
+OLD_REVISION = undecodable_revision("fedora-v1alpha2", "ns", "fedora", kind="VirtualMachinePreference")
 PINNED = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
           "spec": {"preference": {"name": "fedora", "kind": "VirtualMachinePreference",
                                   "revisionName": "fedora-v1alpha2"},

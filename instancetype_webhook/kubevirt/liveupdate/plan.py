@@ -60,12 +60,13 @@ def _allocation_ratio(configuration: Mapping[str, Any]) -> int:
     return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else 10
 
 
-def _missing_object(vm: dict[str, Any], source: LayeredSource) -> SyncError | None:
-    """checkResourcesExist: the instance type, then the preference, must be found."""
+def _missing_object(vm: dict[str, Any], source: LayeredSource, release: ReleaseProfile) -> SyncError | None:
+    """checkResourcesExist: the instance type, then the preference, must be found (a ControllerRevision decoded
+    as `release` decodes it: its errors name that release's scheme)."""
     for find, reason in ((find_instancetype_spec, "FailedFindInstancetype"),
                          (find_preference_spec, "FailedFindPreference")):
         try:
-            find(vm, source)
+            find(vm, source, release)
         except ExpandError as exc:
             return SyncError(reason, exc.message)
         except KindNotServed as unserved:
@@ -144,7 +145,7 @@ def _plan(started: Started, new_vm: dict[str, Any], settings: ClusterSettings, s
 def _sync(started: Started, current: dict[str, Any], configuration: Mapping[str, Any], source: LayeredSource,
           release: ReleaseProfile = MAIN_PROFILE) -> Plan:
     """virt-controller's VM sync of the stored update `current`, with the running VMI (steps 2 to 5)."""
-    missing = _missing_object(current, source)
+    missing = _missing_object(current, source, release)
     if missing is not None:
         return Plan(Verdict.allow(), sync_error=missing)
     current, failed = store(current, source)

@@ -35,7 +35,8 @@ def expanded_template_spec(vm: dict[str, Any], source: Source,
     template = clone_tree(_obj(_obj(vm.get("spec")).get("template")))
     template.setdefault("spec", {})
     try:
-        instancetype, preference = find_instancetype_spec(vm, source), find_preference_spec(vm, source)
+        instancetype = find_instancetype_spec(vm, source, release)
+        preference = find_preference_spec(vm, source, release)
         if apply_to_template(template, instancetype, preference, release):
             return None
     except (ExpandError, QuantityError, TypeError, AttributeError, KeyError, ValueError):

@@ -148,7 +148,8 @@ def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -
     template = _obj(_obj(vm.get("spec")).get("template"))
     spec: dict[str, Any] = clone_tree(_obj(template.get("spec")))
     try:
-        instancetype, preference = find_instancetype_spec(vm, source), find_preference_spec(vm, source)
+        instancetype = find_instancetype_spec(vm, source, settings.release)
+        preference = find_preference_spec(vm, source, settings.release)
         set_default_volume_disks(spec)
         devices = spec.setdefault("domain", {}).setdefault("devices", {})
         if devices.get("autoattachInputDevice") and not devices.get("inputs"):

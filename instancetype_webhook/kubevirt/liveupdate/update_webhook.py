@@ -53,8 +53,9 @@ def _hotplug_causes(vm: dict[str, Any], source: Source, settings: ClusterSetting
     template = clone_tree(_obj(_obj(vm.get("spec")).get("template")))
     spec = template.setdefault("spec", {})
     try:
-        apply_to_template(template, find_instancetype_spec(vm, source), find_preference_spec(vm, source),
-                          settings.release)
+        release = settings.release
+        apply_to_template(template, find_instancetype_spec(vm, source, release),
+                          find_preference_spec(vm, source, release), release)
         set_vmi_spec_defaults(spec, settings)
     except (ExpandError, QuantityError, TypeError, AttributeError, KeyError, ValueError):
         return []  # a lookup the validating webhook ignores; nothing to check on

@@ -25,7 +25,7 @@ from instancetype_webhook.kubevirt.releases import (
 )
 from instancetype_webhook.kubevirt.source import InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
-from tests.kit.builders import edited
+from tests.kit.builders import edited, undecodable_revision
 from tests.kit.builders import vm as build_vm
 from tests.kit.releases import settings_as, sides
 
@@ -354,6 +354,22 @@ def test_an_instance_type_that_does_not_exist_is_admitted_then_fails_the_sync() 
     assert p.admission.allowed and p.restart_required is None and p.vmi_patched == {}
     assert p.sync_error is not None and p.sync_error.reason == "FailedFindInstancetype"
     assert p.sync_error.message == 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "nope" not found'
+
+
+@pytest.mark.parametrize(("release", "line"), [("v1.7.4", 42), ("v1.8.4", 43), ("v1.9.0", 44), ("main", 44)])
+def test_a_revision_the_scheme_cannot_decode_fails_the_sync_in_the_cluster_releases_words(release: str,
+                                                                                          line: int) -> None:
+    """The sync error names the line of client-go's register.go of the cluster's release, not main's."""
+    settings = settings_as(release)
+    source = load_catalog(default_namespace="apps")
+    source.add(undecodable_revision("fedora-v1alpha2", "apps", "fedora"))
+    started = start_vm(typed(), source, settings)
+    p = plan_update(started, edited(typed(), "spec.preference.revisionName", "fedora-v1alpha2"), settings)
+    assert p.admission.allowed and p.sync_error is not None and p.sync_error.reason == "FailedFindPreference"
+    assert p.sync_error.message == (
+        'failed to decode object in ControllerRevision: no kind "VirtualMachineClusterPreference" is registered '
+        f'for version "instancetype.kubevirt.io/v1alpha2" in scheme "kubevirt.io/client-go/kubevirt/scheme/'
+        f'register.go:{line}"')
 
 
 # -- transient errors and bad input ----------------------------------------------------------------------

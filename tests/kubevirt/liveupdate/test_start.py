@@ -19,6 +19,7 @@ from instancetype_webhook.kubevirt.liveupdate.start import (
 from instancetype_webhook.kubevirt.releases import resolve
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, InMemorySource
 from instancetype_webhook.sources.catalog import load_catalog
+from tests.kit.builders import undecodable_revision
 from tests.kit.builders import vm as build_vm
 
 ROOT = [{"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}}]
@@ -111,6 +112,22 @@ def test_the_running_vmi_carries_hotplug_limits_under_live_update_only() -> None
 def test_a_vm_that_cannot_start_says_why(vm: dict[str, Any], message: str) -> None:
     with pytest.raises(StartError, match=message):
         started(vm)
+
+
+@pytest.mark.parametrize(("release", "line"), [("v1.7.4", 42), ("v1.8.4", 43), ("main", 44)])
+def test_a_pinned_revision_the_scheme_cannot_decode_stops_the_start_in_the_releases_words(release: str,
+                                                                                          line: int) -> None:
+    """The running VMI's lookups decode the revision as the cluster's release: the error names its register.go
+    line (a lookup as main would name line 44 on every release)."""
+    source = load_catalog(default_namespace="apps")
+    source.add(undecodable_revision("fedora-v1alpha2", "apps", "fedora"))
+    pinned = typed_vm(preference={"name": "fedora", "revisionName": "fedora-v1alpha2"})
+    with pytest.raises(StartError) as raised:
+        start_vm(pinned, source, settings_from_configuration(None, release=resolve(release)))
+    assert str(raised.value) == (
+        'failed to decode object in ControllerRevision: no kind "VirtualMachineClusterPreference" is registered '
+        f'for version "instancetype.kubevirt.io/v1alpha2" in scheme "kubevirt.io/client-go/kubevirt/scheme/'
+        f'register.go:{line}"')
 
 
 def plain_vm(architecture: str, domain: dict[str, Any], volumes: list[dict[str, Any]] = ROOT) -> dict[str, Any]:
