@@ -40,7 +40,7 @@ def test_offline_settings_give_the_bundled_catalogue_and_the_defaults():
 
 @pytest.mark.parametrize("release, named", [
     ("auto", "bundled catalogue common-instancetypes v1.6.0-90-g7c1e305b "
-             "(the project's bundle, answered with as main)"),
+             "(the project's bundle, used when answering as main)"),
     ("v1.8.4", "bundled catalogue common-instancetypes v1.6.0 (the bundle KubeVirt v1.8.x deploys)"),
     ("v1.9", "bundled catalogue common-instancetypes v1.7.0 (the bundle KubeVirt v1.9.x deploys)"),
 ])

@@ -4,7 +4,7 @@ bundle each KubeVirt release line's virt-operator deploys, for answers given wit
     BUNDLES[line] -> Bundle       line: "v1.7", "v1.8", "v1.9" or "main" (kubevirt.releases' release lines)
 
 `CATALOG_DIR` holds the project's own bundle (common-instancetypes v1.6.0-90-g7c1e305b, the one the
-conformance corpus was built with), answered with as `main`; `releases/<release>/` the files copied unchanged
+conformance corpus was built with), used when answering as `main`; `releases/<release>/` the files copied unchanged
 from that KubeVirt release's source tree (releases/README.md).
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ BUNDLES: dict[str, Bundle] = {
     "v1.7": Bundle("v1.5.1", RELEASES_DIR / "v1.7.4", "the bundle KubeVirt v1.7.x deploys"),
     "v1.8": Bundle("v1.6.0", RELEASES_DIR / "v1.8.4", "the bundle KubeVirt v1.8.x deploys"),
     "v1.9": Bundle("v1.7.0", RELEASES_DIR / "v1.9.0", "the bundle KubeVirt v1.9.x deploys"),
-    "main": Bundle("v1.6.0-90-g7c1e305b", CATALOG_DIR, "the project's bundle, answered with as main"),
+    "main": Bundle("v1.6.0-90-g7c1e305b", CATALOG_DIR, "the project's bundle, used when answering as main"),
 }
 
 __all__ = ["BUNDLES", "CATALOG_DIR", "RELEASES_DIR", "Bundle"]

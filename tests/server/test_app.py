@@ -45,7 +45,7 @@ def test_health_and_ready(client: httpx.Client):
     ready = client.get("/readyz").json()
     assert ready["status"] == "ready" and ready["kubevirt"]["release"] == "main"
     assert ready["referenceSource"] == ("bundled catalogue common-instancetypes v1.6.0-90-g7c1e305b "
-                                        "(the project's bundle, answered with as main)")
+                                        "(the project's bundle, used when answering as main)")
 
 
 def test_dry_run_is_answered_the_same(client: httpx.Client, server: Server):

@@ -171,7 +171,7 @@ def readyz(settings: ServerSettings) -> tuple[int, dict]:
 
 
 @pytest.mark.parametrize("release, bundle", [
-    ("auto", "common-instancetypes v1.6.0-90-g7c1e305b (the project's bundle, answered with as main)"),
+    ("auto", "common-instancetypes v1.6.0-90-g7c1e305b (the project's bundle, used when answering as main)"),
     ("v1.8.4", "common-instancetypes v1.6.0 (the bundle KubeVirt v1.8.x deploys)"),
 ])
 def test_readyz_names_the_bundle_the_bundled_catalogue_serves(release: str, bundle: str):
