@@ -13,7 +13,7 @@ Public API (plain dicts in, plain dicts out; inputs are never mutated):
         returns it as is, and the endpoint prints it from Go structs, so the answer is the VM in Go's
         printed shape only (see `finish_expansion`; a new dict, the input is untouched).
 
-    find_specs(vm, source) -> (instancetype_spec | None, preference_spec | None)
+    find_specs(vm, source, release) -> (instancetype_spec | None, preference_spec | None)
         Resolve both matchers (instance type first); raises ExpandError notFound/badRequest.
 
     apply_specs(vm, instancetype_spec, preference_spec, settings=DEFAULT_SETTINGS) -> (new_vm, causes)
@@ -61,7 +61,7 @@ from instancetype_webhook.kubevirt.find import find_instancetype_spec, find_pref
 from instancetype_webhook.kubevirt.goshape import go_printed
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.quantity import QuantityError
-from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, MAIN_PROFILE, ReleaseProfile
+from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
 
 __all__ = [
@@ -84,7 +84,7 @@ def has_references(vm: dict[str, Any]) -> bool:
 
 
 def find_specs(vm: dict[str, Any], source: Source,
-               release: ReleaseProfile = MAIN_PROFILE) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+               release: ReleaseProfile) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     return find_instancetype_spec(vm, source, release), find_preference_spec(vm, source, release)
 
 

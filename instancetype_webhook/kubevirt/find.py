@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from instancetype_webhook.kubevirt.causes import ExpandError
-from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
+from instancetype_webhook.kubevirt.releases import ReleaseProfile
 from instancetype_webhook.kubevirt.revision import stored_spec
 from instancetype_webhook.kubevirt.source import (
     CLUSTER_INSTANCETYPE,
@@ -71,14 +71,12 @@ def not_found(resource: str, name: str) -> ExpandError:
     return ExpandError("notFound", f'{resource} "{name}" not found')
 
 
-def find_instancetype_spec(vm: dict[str, Any], source: Source,
-                           release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any] | None:
+def find_instancetype_spec(vm: dict[str, Any], source: Source, release: ReleaseProfile) -> dict[str, Any] | None:
     """The instance type spec the VM references, or None without a matcher."""
     return _find(vm, source, INSTANCETYPE_FAMILY, release)
 
 
-def find_preference_spec(vm: dict[str, Any], source: Source,
-                         release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any] | None:
+def find_preference_spec(vm: dict[str, Any], source: Source, release: ReleaseProfile) -> dict[str, Any] | None:
     """The preference spec the VM references, or None without a matcher."""
     return _find(vm, source, PREFERENCE_FAMILY, release)
 
@@ -88,8 +86,7 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _find(vm: dict[str, Any], source: Source, family: _Family,
-          release: ReleaseProfile = MAIN_PROFILE) -> dict[str, Any] | None:
+def _find(vm: dict[str, Any], source: Source, family: _Family, release: ReleaseProfile) -> dict[str, Any] | None:
     spec = _obj(vm.get("spec")) if isinstance(vm, dict) else {}
     matcher = spec.get(family.matcher_key)
     if matcher is None:

@@ -169,7 +169,7 @@ def guest_kept(case: dict) -> None:
         assert re.search("EFI OVMF roms missing|no device of resource", str(exc)), str(exc)
         return
     source, settings = source_for(case_input), config.settings
-    preference = find_preference_spec(stored, source)
+    preference = find_preference_spec(stored, source, settings.release)
     warnings = guest_changes(stored, flat, preference, settings)
     same, where = xml_equal(render_domain(vmi_from_vm(flat, uid=GUEST_UID), config=config), reference)
     assert same == (warnings == []), f"domain differs at {where} but warnings are {warnings}"

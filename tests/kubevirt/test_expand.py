@@ -20,7 +20,7 @@ from instancetype_webhook.kubevirt.expand import (
     has_references,
 )
 from instancetype_webhook.kubevirt.preference.apply import apply_preference
-from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, PANIC_DEVICE_CREATION
+from instancetype_webhook.kubevirt.releases import CREATION_TIMESTAMP_OMITTED, MAIN_PROFILE, PANIC_DEVICE_CREATION
 from instancetype_webhook.kubevirt.source import InMemorySource
 from tests.kit.builders import vm as build_vm
 from tests.kit.conformance_io import source_for
@@ -183,13 +183,13 @@ def test_mis_shaped_vms_give_an_error_not_a_crash(bad, kind):
 
 def test_the_steps_the_validator_builds_on():
     source_vm = vm("c-2x2", "p-cores", domain={"cpu": {"sockets": 1}})
-    instancetype, preference = find_specs(source_vm, SOURCE)
+    instancetype, preference = find_specs(source_vm, SOURCE, MAIN_PROFILE)
     assert instancetype["cpu"]["guest"] == 2 and preference["cpu"]["preferredCPUTopology"] == "cores"
     new_vm, causes = apply_specs(source_vm, instancetype, preference)
     assert [c.field for c in causes] == ["spec.template.spec.domain.cpu.sockets"]
     assert source_vm["spec"]["template"]["spec"]["domain"] == {"cpu": {"sockets": 1}}
     good = vm("c-2x2", "p-cores")
-    new_vm, causes = apply_specs(good, *find_specs(good, SOURCE))
+    new_vm, causes = apply_specs(good, *find_specs(good, SOURCE, MAIN_PROFILE))
     assert causes == [] and "architecture" not in new_vm["spec"]["template"]["spec"]
     default_template_spec(new_vm)
     finish_expansion(new_vm)
@@ -298,7 +298,7 @@ def test_expansion_is_idempotent_and_keeps_what_it_does_not_own(drawn):
     default_template_spec(again)
     finish_expansion(again)
     assert again == flat
-    _, preference = find_specs(vm, source)
+    _, preference = find_specs(vm, source, MAIN_PROFILE)
     template = copy.deepcopy(flat["spec"]["template"])
     apply_preference(preference, template)
     assert template == flat["spec"]["template"]

@@ -102,6 +102,7 @@ def test_the_corpus_has_cases_where_flattening_changes_the_guest():
             flat = expand(case_input["vm"], source, settings)
         except ExpandError:
             continue
-        if guest_changes(case_input["vm"], flat, find_preference_spec(case_input["vm"], source), settings):
+        preference = find_preference_spec(case_input["vm"], source, settings.release)
+        if guest_changes(case_input["vm"], flat, preference, settings):
             changed.append(case["name"])
     assert "common-preference.windows.11.virtio.preference-only" in changed and len(changed) >= 5

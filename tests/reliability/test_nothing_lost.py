@@ -50,7 +50,8 @@ def _problems(vm: dict, ctx: ReviewContext) -> list[str] | None:
     except ExpandError:
         return None
     assert strict(received) == strict(orjson.loads(raw)), "expansion wrote into the received VM"
-    return check(raw, make_patch(received, flat), flat, overwritten_by(*find_specs(received, ctx.source)))
+    specs = find_specs(received, ctx.source, ctx.cluster.release)
+    return check(raw, make_patch(received, flat), flat, overwritten_by(*specs))
 
 
 def test_every_corpus_vm_loses_nothing():
