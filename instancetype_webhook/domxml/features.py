@@ -51,6 +51,11 @@ def _hyperv(parent: Element, hyperv: dict[str, Any]) -> None:
             stimer = sub(element, "stimer", {"state": on})
             if state.get("direct") is not None:
                 sub(stimer, "direct", {"state": on_off(_enabled(state["direct"]))})
+        elif name == "tlbflush":  # from v1.8 the VMI's tlbflush carries direct and extended (v1.7's schema lacks them)
+            tlbflush = sub(element, "tlbflush", {"state": on})
+            for child in ("direct", "extended"):
+                if state.get(child) is not None:
+                    sub(tlbflush, child, {"state": on_off(_enabled(state[child]))})
         elif name == "vendorid":
             sub(element, "vendor_id", {"state": on, "value": state.get("vendorid") or None})
         else:

@@ -1,8 +1,8 @@
 """The upgrade preview (`audit --kubevirt-version R` on a cluster that runs another release): which stored VMs
 release R would answer differently. Each VM is assessed twice through /mutate's own function, once as the
-cluster's release and once as R (the VM pruned as R's API server would store it), and its domain XML is
-rendered under each; only the VMs whose finding (refused, unresolved, flattened, the fields the flattening
-writes) or domain differ are listed, with what differs.
+cluster's release and once as R (the VM, its instance types and preferences pruned as R's API server would
+serve them), and its domain XML is rendered under each; only the VMs whose finding (refused, unresolved,
+flattened, the fields the flattening writes) or domain differ are listed, with what differs.
 
 The two answers are compared by the what-if (`admission.whatif`, as `--compare-kubevirt-version` and the
 playground compare theirs): a finding and its domain become an `Answer` (`answer_of`), and the `WhatIf` is told
@@ -23,7 +23,7 @@ from instancetype_webhook.fleet.finding import Finding, assess
 from instancetype_webhook.fleet.selection import Shard, select
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.configuration import ClusterSettings
-from instancetype_webhook.kubevirt.prune import prune_object
+from instancetype_webhook.kubevirt.prune import PrunedSource, prune_object
 from instancetype_webhook.sources.kube import VMClient
 
 __all__ = ["Difference", "Preview", "answer_of", "changes", "compare", "preview"]
@@ -119,7 +119,8 @@ def preview(client: VMClient, now: ReviewContext, then: ClusterSettings, namespa
             shard: Shard | None = None, on_total: Callable[[int], None] | None = None,
             on_vm: Callable[[Finding], None] | None = None) -> Preview:
     """Every selected VM compared as the cluster's release and as `then` (the settings answering as R)."""
-    ctx_then = replace(now, cluster=then)
+    # R's API server serves the cluster's instance types and preferences pruned to R's schema, as it does the VM
+    ctx_then = replace(now, cluster=then, source=PrunedSource(now.source, then.release))
     findings, differences = [], []
     for vm in select(client, namespace, shard, on_total):
         finding, difference = compare(vm, now, ctx_then)

@@ -20,7 +20,7 @@ from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import ReviewContext, namespace_of, with_namespace
 from instancetype_webhook.admission.policy import POLICIES, Policy, effective_policy, has_matcher, is_policy
 from instancetype_webhook.admission.whatif import Answer, leaf_paths, what_if
-from instancetype_webhook.kubevirt.prune import prune_object
+from instancetype_webhook.kubevirt.prune import PrunedSource, prune_object
 from instancetype_webhook.playground.sidebyside import changed_lines, rows
 from instancetype_webhook.playground.unknown import unknown_field_marks
 from instancetype_webhook.playground.yamlpos import Parsed, Path, YAMLProblem, dump, locate, parse
@@ -168,8 +168,9 @@ def run(text: str, choices: Choices, ctx: ReviewContext, max_depth: int = 200) -
     out = examine(review, parsed, prefix, choices, ctx)
     as_second = copy.deepcopy(review)
     as_second["request"]["object"] = prune_object(review["request"]["object"], second)
-    then = examine(as_second, parsed, prefix, choices, dataclasses.replace(ctx, cluster=with_release(ctx.cluster,
-                                                                                                    second)))
+    as_release = dataclasses.replace(ctx, cluster=with_release(ctx.cluster, second),
+                                     source=PrunedSource(ctx.source, second))  # what R's API server serves
+    then = examine(as_second, parsed, prefix, choices, as_release)
     compared = what_if(what_was_answered(out, ctx.cluster.release.name),
                        what_was_answered(then, second.name))
     return {**out, "whatIf": {**compared.to_dict(), "text": compared.render()}}

@@ -25,6 +25,12 @@ PANICKY = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMac
            "spec": {"devices": {"preferredPanicDeviceModel": "hyperv"}}}
 
 
+# v1.8's preference field (v1.7's API server prunes it): the preview as v1.7 must not flatten it into the VM
+TLBFLUSH = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+            "metadata": {"name": "tlb", "namespace": "older"},
+            "spec": {"features": {"preferredHyperv": {"tlbflush": {"enabled": True, "direct": {"enabled": True}}}}}}
+
+
 UNDECODABLE = {"metadata": {"name": "fedora-v1alpha2", "namespace": "pinned"},
                "data": {"apiVersion": "instancetype.kubevirt.io/v1alpha2", "kind": "VirtualMachineClusterPreference",
                         "metadata": {"name": "fedora"}, "spec": {}},
@@ -44,6 +50,10 @@ def config(tmp_path_factory) -> str:
     panic = vm("panic", "apps", "u1.small", None)  # BIOS; its preference creates a panic device from v1.9
     panic["spec"]["preference"] = {"name": "panicky", "kind": "VirtualMachinePreference"}
     fake.add(panic)
+    fake.add(TLBFLUSH)
+    tlb = vm("tlb", "older", "u1.small", None)
+    tlb["spec"]["preference"] = {"name": "tlb", "kind": "VirtualMachinePreference"}
+    fake.add(tlb)
     fake.add_revision(UNDECODABLE)
     legacy = vm("legacy", "pinned", "u1.small", None)  # its revision names an API version no scheme registers
     legacy["spec"]["preference"] = {"name": "fedora", "revisionName": UNDECODABLE["metadata"]["name"]}
@@ -118,6 +128,18 @@ def test_a_refusal_in_other_words_is_listed_with_the_releases_words(capsys, conf
     assert legacy["changes"][0].endswith('scheme/register.go:44"')
     same = json.loads(audit(capsys, config, "-o", "json", "--kubevirt-version", "v1.8", namespace="pinned")[1])
     assert same["preview"]["vms"] == []  # the cluster's own release refuses it in the same words
+
+
+def test_an_older_release_reads_the_preference_as_its_api_server_serves_it(capsys, config) -> None:
+    """v1.7's API server prunes `tlbflush.direct` (v1.8's field) from the preference it serves: flattened as v1.7,
+    the VM no longer gets it, and the preview says so; the cluster's objects themselves are unchanged."""
+    code, out, err = audit(capsys, config, "-o", "json", "--kubevirt-version", "v1.7.4", namespace="older")
+    assert code == 0, err
+    [tlb] = json.loads(out)["preview"]["vms"]
+    assert (tlb["name"], tlb["action"], tlb["actionThen"]) == ("tlb", "flatten", "flatten")
+    assert any("tlbflush" in change and "direct" in change for change in tlb["changes"]), tlb
+    again = json.loads(audit(capsys, config, "-o", "json", "--kubevirt-version", "v1.8", namespace="older")[1])
+    assert again["preview"]["vms"] == []  # the cluster's own release: nothing pruned, nothing differs
 
 
 def told(now: Finding, then: Finding, domains: tuple[str | None, str | None] = (None, None)) -> list[str]:

@@ -59,3 +59,26 @@ def test_prune_object_also_prunes_a_controller_revisions_data():
     other = {"kind": "ConfigMap", "data": {"preferredLaunchSecurity": {}}}
     assert prune_object(other, V17) is other
     assert prune_object(preference({"preferredLaunchSecurity": {}}), V18)["spec"] == {}
+
+
+def test_a_pruned_source_serves_the_objects_as_the_release_would():
+    from instancetype_webhook.kubevirt.prune import PrunedSource
+    from instancetype_webhook.kubevirt.source import InMemorySource
+
+    pref = preference({"preferredLaunchSecurity": {"sev": {}}, "devices": {"preferredDiskBus": "virtio"}})
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "r", "namespace": "ns"},
+                "data": {**pref, "apiVersion": "instancetype.kubevirt.io/v1beta1"}}
+    source = InMemorySource([pref, revision], default_namespace="ns")
+    before = copy.deepcopy(pref)
+    as_v18 = PrunedSource(source, V18)
+    got = as_v18.get("VirtualMachineClusterPreference", "p")
+    assert got["spec"] == {"devices": {"preferredDiskBus": "virtio"}}
+    assert as_v18.get_revision("r", "ns")["data"]["spec"] == {"devices": {"preferredDiskBus": "virtio"}}
+    assert as_v18.get("VirtualMachineClusterPreference", "p") is got  # pruned once per object
+    assert source.get("VirtualMachineClusterPreference", "p") == before  # the source's object is not changed
+    assert as_v18.get("VirtualMachineClusterPreference", "missing") is None and as_v18.get_revision("x", "ns") is None
+    assert as_v18.default_namespace == "ns"  # the rest is the source's own
+    assert PrunedSource(source, MAIN).get("VirtualMachineClusterPreference", "p") is source.get(
+        "VirtualMachineClusterPreference", "p")  # a release that lacks nothing serves the object itself
+    source.add(preference({"preferredLaunchSecurity": {"sev": {}}}))  # the object replaced: pruned afresh
+    assert as_v18.get("VirtualMachineClusterPreference", "p")["spec"] == {}

@@ -211,10 +211,13 @@ def test_a_second_release_shows_what_it_answers_otherwise(ctx):
     assert out["ok"] and out["allowed"]
     what_if = out["whatIf"]
     assert (what_if["first"], what_if["second"], what_if["same"]) == ("main", "v1.8.4", False)
-    # the instance types and preferences are the server's (as its release stores them); the flat VM's provenance
-    # names the release that flattened it
-    assert [f["path"] for f in what_if["fields"]] == ["metadata.annotations.instancetype-webhook.kubevirt.io/"
-                                                      "expanded-from"]
+    # the server's instance types and preferences as v1.8.4's API server serves them: pruned to its schema, so the
+    # preference's preferredVideoType (v1.9's field) writes no video type there; the flat VM's provenance names the
+    # release that flattened it
+    fields = {f["path"]: (f["first"], f["second"]) for f in what_if["fields"]}
+    assert sorted(fields) == ["metadata.annotations.instancetype-webhook.kubevirt.io/expanded-from",
+                              "spec.template.spec.domain.devices.video.type"]
+    assert fields["spec.template.spec.domain.devices.video.type"][1] == "(absent)"
     assert any("/usr/share/edk2/ovmf/" in line and line.startswith("-") for line in what_if["lines"])
     assert any("/usr/share/OVMF/" in line and line.startswith("+") for line in what_if["lines"])
     assert what_if["text"].startswith("what-if: main -> v1.8.4: ")
