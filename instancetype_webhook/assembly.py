@@ -20,8 +20,8 @@ from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.kubevirt.configuration import settings_from_kubevirt
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, defaulted, from_kubevirt
 from instancetype_webhook.settings import ServerSettings
-from instancetype_webhook.sources.catalog import CatalogError, CatalogSource, load_catalog
-from instancetype_webhook.sources.kubevirt_cr import ClusterConfiguration, catalog_kubevirt
+from instancetype_webhook.sources.catalog import CatalogError, CatalogSource, load_catalog, read_catalog
+from instancetype_webhook.sources.kubevirt_cr import ClusterConfiguration, kubevirt_among
 
 log = logging.getLogger("instancetype_webhook.assembly")
 
@@ -69,10 +69,11 @@ def assemble(settings: ServerSettings, live: bool | None = None, objects: Iterab
     given) reads a cluster, where None as the kubeconfig is the client's default ($KUBECONFIG, ~/.kube/config).
     `objects` are added to an offline catalogue (the playground's -f files). A live source is started."""
     live = bool(settings.kubeconfig or settings.in_cluster) if live is None else live
-    if live:
+    offline = None if live else _offline(settings)
+    if offline is None:
         source, ready, where = _cluster_source(settings)
     else:
-        source, ready, where = _catalog_source(settings)
+        source, ready, where = _catalog_source(settings, offline)
         for obj in objects:
             source.add(obj)
     namespace_labels = source.namespace_labels if live else None
@@ -80,7 +81,7 @@ def assemble(settings: ServerSettings, live: bool | None = None, objects: Iterab
               if f.name not in _NOT_COPIED and hasattr(settings, f.name)}
     ctx = ReviewContext(source=source, policy=settings.policy, cluster=settings.cluster(),
                         namespace_labels=namespace_labels, vm_policy_overrides=settings.allow_vm_policy, **copied)
-    configuration = source.configuration if live else _offline_configuration(settings)
+    configuration = source.configuration if offline is None else _offline_configuration(settings, offline)
     configuration.subscribe(lambda cluster: setattr(ctx, "cluster", cluster))
     if live:
         source.start()
@@ -107,41 +108,52 @@ def _cluster_source(settings: ServerSettings) -> tuple[Any, Callable[[], bool], 
     return source, source.ready, f"cluster ({where})"
 
 
-def _catalog_source(settings: ServerSettings) -> tuple[Any, Callable[[], bool], str]:
+@dataclass
+class _Offline:
+    """What --catalog holds, read once: its reference objects (None: the bundle) and its KubeVirt object."""
+
+    read: list[dict[str, Any]] | None
+    kubevirt: Any
+
+
+def _offline(settings: ServerSettings) -> _Offline:
+    if not settings.catalog:
+        return _Offline(None, None)
     try:
-        catalog = load_catalog(settings.catalog, release=offline_release(settings))
+        read, found = read_catalog(settings.catalog, "KubeVirt")
+        return _Offline(read, kubevirt_among(found, settings.catalog))
+    except CatalogError as exc:
+        raise AssemblyError(str(exc)) from exc
+
+
+def _catalog_source(settings: ServerSettings, offline: _Offline) -> tuple[Any, Callable[[], bool], str]:
+    try:
+        catalog = load_catalog(settings.catalog, release=offline_release(settings, offline), read=offline.read)
     except CatalogError as exc:
         raise AssemblyError(str(exc)) from exc
     return catalog, lambda: True, f"catalog {settings.catalog}" if settings.catalog else catalog.description
 
 
-def offline_release(settings: ServerSettings) -> ReleaseProfile:
+def offline_release(settings: ServerSettings, offline: _Offline) -> ReleaseProfile:
     """The release answered as without a cluster: --kubevirt-version, else (`auto`) the one a KubeVirt object
     in --catalog reports, else main (saying so)."""
     override = settings.release_override()
     if override is not None:
         return override
-    kubevirt = _catalog_kubevirt(settings)
+    kubevirt = offline.kubevirt
     return from_kubevirt(kubevirt) if kubevirt is not None else defaulted("no KubeVirt CR offline")
-
-
-def _catalog_kubevirt(settings: ServerSettings) -> Any:
-    try:
-        return catalog_kubevirt(settings.catalog) if settings.catalog else None
-    except CatalogError as exc:
-        raise AssemblyError(str(exc)) from exc
 
 
 def _overridden(settings: ServerSettings) -> str:
     return ", ".join(f"INSTANCETYPE_WEBHOOK_{name.upper()}" for name in settings.cluster_overridden())
 
 
-def _offline_configuration(settings: ServerSettings) -> ClusterConfiguration:
+def _offline_configuration(settings: ServerSettings, offline: _Offline) -> ClusterConfiguration:
     """Offline: a KubeVirt object in the --catalog directory is the configuration, else the defaults (with any
     INSTANCETYPE_WEBHOOK_CLUSTER_* settings)."""
-    kubevirt = _catalog_kubevirt(settings)
+    kubevirt = offline.kubevirt
     if kubevirt is not None:
-        release = offline_release(settings)
+        release = offline_release(settings, offline)
         return ClusterConfiguration(settings_from_kubevirt(kubevirt, release=release), release=release)
     configuration = ClusterConfiguration(settings.cluster(), release=settings.release_override())
     overridden = _overridden(settings)

@@ -69,6 +69,32 @@ def test_a_kubevirt_object_in_the_catalog_directory_is_the_configuration(tmp_pat
     assert pinned.ctx.cluster.release.reported == "v1.7.4"
 
 
+@pytest.mark.pure_python  # counts the reads through a module function, which compiled callers do not see
+def test_the_catalog_directory_is_read_once_and_pruned_as_its_kubevirt_objects_release(tmp_path, monkeypatch):
+    """serve --catalog DIR parses each file once: the reference objects and the KubeVirt object come from one
+    pass (a catalogue of 10,000 objects was parsed three times), and the objects are pruned as the release that
+    KubeVirt object reports stores them."""
+    import instancetype_webhook.sources.catalog as catalog_module
+
+    kubevirt = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt",
+                "namespace": "kubevirt"}, "spec": {"configuration": {}},
+                "status": {"observedKubeVirtVersion": "v1.8.4"}}
+    preference = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterPreference",
+                  "metadata": {"name": "video"}, "spec": {"devices": {"preferredVideoType": "virtio",
+                                                                      "preferredDiskBus": "virtio"}}}
+    (tmp_path / "kubevirt.yaml").write_text(yaml.safe_dump(kubevirt))
+    (tmp_path / "preferences.yaml").write_text(yaml.safe_dump(preference))
+    parsed: list[str] = []
+    real = catalog_module.iter_documents
+    monkeypatch.setattr(catalog_module, "iter_documents",
+                        lambda text, origin="": parsed.append(origin) or real(text, origin))
+    built = assemble(ServerSettings(catalog=tmp_path))
+    assert sorted(parsed) == sorted([str(tmp_path / "kubevirt.yaml"), str(tmp_path / "preferences.yaml")])
+    assert built.ctx.cluster.release.reported == "v1.8.4"
+    stored = built.source.get("VirtualMachineClusterPreference", "video")
+    assert stored["spec"] == {"devices": {"preferredDiskBus": "virtio"}}  # v1.9's field pruned as v1.8.4 stores it
+
+
 def test_an_unreadable_catalogue_or_kubeconfig_is_an_assembly_error(tmp_path):
     (tmp_path / "broken.yaml").write_text("kind: [unclosed")
     with pytest.raises(AssemblyError):

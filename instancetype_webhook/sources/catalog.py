@@ -73,17 +73,22 @@ def alias_expansion(doc: Any) -> float:
 
 
 def iter_documents(text: str, origin: str = "<input>") -> Iterator[dict[str, Any]]:
-    """Every object in a multi-document YAML or JSON text; `List` kinds are flattened."""
-    try:
-        docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"{origin}: not valid YAML or JSON: {exc}".splitlines()[0]) from exc
-    if "*" in text:  # an alias is written `*name`: without one there is nothing to expand
-        for doc in docs:
-            if alias_expansion(doc) > MAX_ALIAS_EXPANSION:
-                raise CatalogError(f"{origin}: refused: its YAML aliases expand past {MAX_ALIAS_EXPANSION:,} nodes "
-                                   "(a YAML bomb, or an anchor inside itself)")
-    for doc in docs:
+    """Every object in a multi-document YAML or JSON text; `List` kinds are flattened.
+
+    One document at a time: a caller that keeps a smaller copy of each (the catalogue compacts them) never holds
+    every parsed document at once. An error (bad YAML, a YAML bomb) raises when its document is reached."""
+    stream = yaml.load_all(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
+    aliases = "*" in text  # an alias is written `*name`: without one there is nothing to expand
+    while True:
+        try:
+            doc = next(stream)
+        except StopIteration:
+            return
+        except yaml.YAMLError as exc:
+            raise CatalogError(f"{origin}: not valid YAML or JSON: {exc}".splitlines()[0]) from exc
+        if aliases and alias_expansion(doc) > MAX_ALIAS_EXPANSION:
+            raise CatalogError(f"{origin}: refused: its YAML aliases expand past {MAX_ALIAS_EXPANSION:,} nodes "
+                               "(a YAML bomb, or an anchor inside itself)")
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -110,15 +115,33 @@ def manifest_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in MANIFEST_SUFFIXES)
 
 
-def load_objects(paths: Iterable[Path]) -> list[dict[str, Any]]:
+Found = list[tuple[Path, dict[str, Any]]]  # (the file, an object of another kind) that a reader asked for
+
+
+def load_objects(paths: Iterable[Path], also: str = "", found: Found | None = None) -> list[dict[str, Any]]:
+    """The reference objects of the files (compacted); objects of kind `also` go to `found` with their file (the
+    same pass: a catalogue of thousands of objects is parsed once)."""
     objects: list[dict[str, Any]] = []
     for path in paths:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CatalogError(f"{path}: cannot read: {exc}") from exc
-        objects.extend(compact(obj) for obj in iter_documents(text, str(path)) if is_reference_object(obj))
+        for obj in iter_documents(text, str(path)):
+            if is_reference_object(obj):
+                objects.append(compact(obj))
+            elif also and found is not None and obj.get("kind") == also:
+                found.append((path, obj))
     return objects
+
+
+def read_catalog(directory: str | Path, also: str) -> tuple[list[dict[str, Any]], Found]:
+    """The reference objects under `directory` and, in the same pass, its objects of kind `also`."""
+    root = Path(str(directory))
+    if not root.is_dir():
+        raise CatalogError(f"{root}: not a directory")
+    found: Found = []
+    return load_objects(manifest_files(root), also, found), found
 
 
 class CatalogSource(InMemorySource):
@@ -145,16 +168,16 @@ def describe_catalog(directory: str | Path | None, release: ReleaseProfile = MAI
 
 
 def load_catalog(directory: str | Path | None = None, default_namespace: str = "default",
-                 release: ReleaseProfile = MAIN_PROFILE) -> CatalogSource:
+                 release: ReleaseProfile = MAIN_PROFILE, read: list[dict[str, Any]] | None = None) -> CatalogSource:
     """The instance types, preferences and ControllerRevisions found under `directory` (if None: the bundle
-    `release` deploys), as `release`'s API server stores them (pruned to its schema)."""
+    `release` deploys), as `release`'s API server stores them (pruned to its schema). `read`: the directory's
+    objects as `read_catalog` returned them (not read again)."""
     bundle = bundle_for(release) if directory is None else None
-    if bundle is not None:
-        files = bundle.files()
+    if read is not None:
+        loaded = read
+    elif bundle is not None:
+        loaded = load_objects(bundle.files())
     else:
-        root = Path(str(directory))
-        if not root.is_dir():
-            raise CatalogError(f"{root}: not a directory")
-        files = manifest_files(root)
-    objects = [prune_object(obj, release) for obj in load_objects(files)]
+        loaded = read_catalog(Path(str(directory)), "")[0]
+    objects = [prune_object(obj, release) for obj in loaded]
     return CatalogSource(objects, default_namespace, bundle, describe_catalog(directory, release))

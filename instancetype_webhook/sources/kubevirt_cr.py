@@ -15,7 +15,7 @@ that names no supported release: main, saying why), unless `release` (serve --ku
 (`subscribe`) get the new ClusterSettings whenever they change, so the next review uses them.
 
 Offline (`serve --catalog DIR`), a KubeVirt object among DIR's manifests is the configuration
-(`catalog_kubevirt`); as for the CLI's `-f` documents, no `status.phase` is needed.
+(`kubevirt_among`); as for the CLI's `-f` documents, no `status.phase` is needed.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from instancetype_webhook.kubevirt.configuration import (
     usable_kubevirt,
 )
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, defaulted, from_kubevirt
-from instancetype_webhook.sources.catalog import CatalogError, iter_documents, manifest_files
+from instancetype_webhook.sources.catalog import CatalogError
 
 log = logging.getLogger("instancetype_webhook.cluster")
 
@@ -150,16 +150,10 @@ class ClusterConfiguration:
         return self._defaulted_release(reason.split(": ")[0])
 
 
-def catalog_kubevirt(directory: str | Path) -> Mapping[str, Any] | None:
-    """The one KubeVirt object among the manifests under `directory`, or None; CatalogError for several, or
-    for one whose configuration virt-api would refuse."""
-    found: list[tuple[Path, dict[str, Any]]] = []
-    for path in manifest_files(Path(directory)):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CatalogError(f"{path}: cannot read: {exc}") from exc
-        found.extend((path, doc) for doc in iter_documents(text, str(path)) if doc.get("kind") == "KubeVirt")
+def kubevirt_among(found: Iterable[tuple[Path, dict[str, Any]]], directory: str | Path) -> Mapping[str, Any] | None:
+    """The one KubeVirt object among those `found` under `directory` (each with its file; `read_catalog`), or
+    None; CatalogError for several, or for one whose configuration virt-api would refuse."""
+    found = list(found)
     if len(found) > 1:
         raise CatalogError(f"{len(found)} KubeVirt objects under {directory} ({', '.join(str(p) for p, _ in found)}); "
                            "give at most one")
