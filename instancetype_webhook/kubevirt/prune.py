@@ -42,10 +42,16 @@ def _drop(node: Any, keys: list[str]) -> None:
         _drop(node.get(key), rest)
 
 
-def prune_to_release(obj: Any, kind: SchemaKind, release: ReleaseProfile) -> Any:
+VMI = "VirtualMachineInstance"
+_VM_TEMPLATE = "spec.template."  # a VirtualMachineInstance's fields are the VM's below spec.template
+
+
+def prune_to_release(obj: Any, kind: SchemaKind, release: ReleaseProfile, vmi: bool = False) -> Any:
     """`obj` as `release`'s API server stores it: a copy without the fields its schema lacks (`obj` itself
-    when the release lacks none)."""
+    when the release lacks none). `vmi`: `obj` is a VirtualMachineInstance, pruned of the VM's template paths."""
     paths = release.pruned_paths(kind)
+    if vmi:
+        paths = tuple(path[len(_VM_TEMPLATE):] for path in paths if path.startswith(_VM_TEMPLATE))
     if not paths or not isinstance(obj, dict):
         return obj
     pruned = copy.deepcopy(obj)
@@ -55,11 +61,13 @@ def prune_to_release(obj: Any, kind: SchemaKind, release: ReleaseProfile) -> Any
 
 
 def prune_object(obj: Any, release: ReleaseProfile) -> Any:
-    """Any input object as `release`'s API server stores it: an instance type, preference or VM pruned to
+    """Any input object as `release`'s API server stores it: an instance type, preference, VM or VMI pruned to
     its schema, a ControllerRevision's `data` too; other kinds unchanged."""
     kind = kind_of(obj)
     if kind is not None:
         return prune_to_release(obj, kind, release)
+    if isinstance(obj, dict) and obj.get("kind") == VMI:
+        return prune_to_release(obj, "vm", release, vmi=True)
     data = obj.get("data") if isinstance(obj, dict) else None
     data_kind = kind_of(data)
     if data_kind is None:

@@ -82,3 +82,18 @@ def test_a_pruned_source_serves_the_objects_as_the_release_would():
         "VirtualMachineClusterPreference", "p")  # a release that lacks nothing serves the object itself
     source.add(preference({"preferredLaunchSecurity": {"sev": {}}}))  # the object replaced: pruned afresh
     assert as_v18.get("VirtualMachineClusterPreference", "p")["spec"] == {}
+
+
+def test_a_vmi_is_pruned_of_the_vm_template_fields_its_release_lacks():
+    """A VirtualMachineInstance's spec is the VM's spec.template.spec: v1.7's API server drops v1.8's fields
+    from it (tlbflush's direct, an interface's passtBinding), v1.8's keeps them."""
+    vmi = {"kind": "VirtualMachineInstance", "metadata": {"name": "i"}, "spec": {
+        "domain": {"features": {"hyperv": {"tlbflush": {"enabled": True, "direct": {"enabled": True}}}},
+                   "devices": {"interfaces": [{"name": "default", "passtBinding": {}}]}},
+        "networks": [{"name": "default", "pod": {}}]}}
+    before = copy.deepcopy(vmi)
+    old = prune_object(vmi, V17)
+    assert old["spec"]["domain"]["features"]["hyperv"]["tlbflush"] == {"enabled": True}
+    assert old["spec"]["domain"]["devices"]["interfaces"] == [{"name": "default"}]
+    assert old["spec"]["networks"] == [{"name": "default", "pod": {}}] and vmi == before
+    assert prune_object(vmi, V18) == vmi and prune_object(vmi, MAIN) is vmi  # v1.8 has both; main lacks nothing
