@@ -43,15 +43,12 @@ def _drop(node: Any, keys: list[str]) -> None:
 
 
 VMI = "VirtualMachineInstance"
-_VM_TEMPLATE = "spec.template."  # a VirtualMachineInstance's fields are the VM's below spec.template
 
 
 def prune_to_release(obj: Any, kind: SchemaKind, release: ReleaseProfile, vmi: bool = False) -> Any:
     """`obj` as `release`'s API server stores it: a copy without the fields its schema lacks (`obj` itself
     when the release lacks none). `vmi`: `obj` is a VirtualMachineInstance, pruned of the VM's template paths."""
-    paths = release.pruned_paths(kind)
-    if vmi:
-        paths = tuple(path[len(_VM_TEMPLATE):] for path in paths if path.startswith(_VM_TEMPLATE))
+    paths = release.pruned_paths(kind, vmi)
     if not paths or not isinstance(obj, dict):
         return obj
     pruned = copy.deepcopy(obj)

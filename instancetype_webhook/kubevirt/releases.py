@@ -173,6 +173,8 @@ SCHEMA_ADDED: Mapping[SchemaKind, tuple[tuple[Release, str], ...]] = {
 
 # The line of client-go's scheme/register.go that names the scheme in a decode error.
 _SCHEME_REGISTER_LINE = ((_v(1, 7), 42), (_v(1, 8), 43), (_v(1, 9), 44))
+# A VirtualMachineInstance's spec is a VM's spec.template.spec: the VM's added paths there are the VMI's too.
+_VM_TEMPLATE = "spec.template."
 _AMD64_OVMF = {False: "/usr/share/OVMF", True: "/usr/share/edk2/ovmf"}
 
 # The release lines and the newest patch of each that the project knows (the conformance answers' release).
@@ -227,9 +229,13 @@ class ReleaseProfile:
             return False
         return state == "Beta" and self.has(BETA_GATES_ON)
 
-    def pruned_paths(self, kind: SchemaKind) -> tuple[str, ...]:
-        """The paths of `kind` objects this release's schema lacks."""
-        return tuple(path for since, path in SCHEMA_ADDED[kind] if self.release < since)
+    def pruned_paths(self, kind: SchemaKind, vmi: bool = False) -> tuple[str, ...]:
+        """The paths of `kind` objects this release's schema lacks; `vmi`: the VM's paths below spec.template, as
+        a VirtualMachineInstance's (whose fields are those of the VM's template)."""
+        paths = tuple(path for since, path in SCHEMA_ADDED[kind] if self.release < since)
+        if vmi:
+            return tuple(path[len(_VM_TEMPLATE):] for path in paths if path.startswith(_VM_TEMPLATE))
+        return paths
 
     @property
     def scheme_register_line(self) -> int:

@@ -128,17 +128,10 @@ def without_paths(schema: Schema, paths: Iterable[str]) -> Schema:
     return schema
 
 
-# A VirtualMachineInstance's spec is a VM's spec.template.spec: the VM's added paths there are the VMI's too.
-_VM_TEMPLATE = "spec.template."
-
-
 def release_schema(schema: Schema, kind: SchemaKind | None, release: ReleaseProfile, vmi: bool = False) -> Schema:
     """A schema as `release` has it, given the newest one (main's): without the fields `SCHEMA_ADDED` says
     `release` lacks. `kind` is the schema kind (`vm`, `instancetype`, `preference`; None: no known
     differences); `vmi` reads the VM's paths under spec.template as a VirtualMachineInstance's."""
     if kind is None:
         return schema
-    paths = release.pruned_paths(kind)
-    if vmi:
-        paths = tuple(path[len(_VM_TEMPLATE):] for path in paths if path.startswith(_VM_TEMPLATE))
-    return without_paths(schema, paths)
+    return without_paths(schema, release.pruned_paths(kind, vmi))
