@@ -1025,9 +1025,9 @@ class _Handler(BaseHTTPRequestHandler):
                     events = fake.history.get(res.plural, [])
                     pending = [e for e in events[bisect.bisect_right(events, (sent, "\uffff")):]
                                if not namespace or e[2]["metadata"].get("namespace") == namespace]
-                    if not pending:
+                    if not pending:  # what a bookmark may claim is read now, with the events: an event
+                        current, gap = fake.rv, fake.oldest > sent + 1  # added during the wait is sent next
                         fake.lock.wait(0.1)
-                        current, gap = fake.rv, fake.oldest > sent + 1
                 if not pending:
                     # a bookmark never carries a watcher over changes it missed (notify=False, compaction)
                     if bookmarks and not gap and time.monotonic() - quiet_since >= fake.bookmark_interval:

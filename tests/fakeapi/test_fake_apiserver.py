@@ -290,3 +290,34 @@ def test_muted_watches_send_nothing_and_never_end_until_unmuted(fake):
             events = [json.loads(line) for _, line in zip(range(2), resumed.iter_lines(), strict=False)]
             assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
                 ("MODIFIED", "it0"), ("ADDED", "it1")]
+
+
+def test_a_bookmark_never_claims_an_event_the_watch_did_not_send(fake):
+    """Bookmarks every quiet moment while objects are added from another thread: every event still arrives,
+    in order (a bookmark's resourceVersion is what the watch had seen when it last found nothing to send, not
+    what the fake had reached after waiting)."""
+    import threading
+
+    fake.bookmark_interval = 0
+    start = fake.rv
+    watch = {"watch": "true", "resourceVersion": str(start), "allowWatchBookmarks": "true", "timeoutSeconds": "5"}
+
+    def add() -> None:
+        for i in range(60):
+            fake.add({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+                      "metadata": {"name": f"race-{i}"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}})
+            time.sleep(0.005 * (i % 4))
+
+    names: list[str] = []
+    with httpx.Client(base_url=fake.url, timeout=httpx.Timeout(10)) as client, \
+            client.stream("GET", IT_LIST, params=watch) as stream:
+        writer = threading.Thread(target=add)
+        writer.start()
+        for line in stream.iter_lines():
+            event = json.loads(line)
+            if event["type"] == "ADDED":
+                names.append(event["object"]["metadata"]["name"])
+            if len(names) == 60:
+                break
+        writer.join()
+    assert names == [f"race-{i}" for i in range(60)]
