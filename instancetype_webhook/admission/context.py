@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from instancetype_webhook.admission.policy import NamespaceLabels, Policy
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
 VM_GROUP, VM_KIND = "kubevirt.io", "VirtualMachine"
-INSTANCETYPE_GROUP = "instancetype.kubevirt.io"
+INSTANCETYPE_GROUP: Final = "instancetype.kubevirt.io"
 
 
 @dataclass

@@ -12,7 +12,7 @@ When the VMI cannot be read in time the warning says so instead of guessing.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.admission.context import ReviewContext
 from instancetype_webhook.kubevirt.liveupdate import Started, plan_update
@@ -20,8 +20,8 @@ from instancetype_webhook.kubevirt.liveupdate.revisions import LayeredSource
 from instancetype_webhook.kubevirt.liveupdate.warnings import PREFIX, plan_warnings
 from instancetype_webhook.kubevirt.source import SourceUnavailable
 
-RUNNING = ("Running", "Migrating")
-GENERATION_ANNOTATION = "kubevirt.io/vm-generation"
+RUNNING: Final = ("Running", "Migrating")
+GENERATION_ANNOTATION: Final = "kubevirt.io/vm-generation"
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeGuard, get_args
+from typing import Any, Final, Literal, TypeGuard, get_args
 
 import orjson
 
@@ -32,9 +32,9 @@ from instancetype_webhook.kubevirt.imprint import (
 )
 from instancetype_webhook.kubevirt.source import CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
 
-POLICY_KEY = "instancetype-webhook.kubevirt.io/policy"
+POLICY_KEY: Final = "instancetype-webhook.kubevirt.io/policy"
 Policy = Literal["reference", "expand", "expandAll"]
-POLICIES: tuple[Policy, ...] = get_args(Policy)
+POLICIES: Final[tuple[Policy, ...]] = get_args(Policy)
 Origin = Literal["server", "namespace", "annotation"]  # who chose the policy that applies
 
 
@@ -43,12 +43,12 @@ def is_policy(value: object) -> TypeGuard[Policy]:
 
 NamespaceLabels = Callable[[str], "dict[str, str] | None"]
 
-_INSTANCETYPE_KINDS = {
+_INSTANCETYPE_KINDS: Final = {
     "virtualmachineinstancetype": INSTANCETYPE, "virtualmachineinstancetypes": INSTANCETYPE,
     "virtualmachineclusterinstancetype": CLUSTER_INSTANCETYPE,
     "virtualmachineclusterinstancetypes": CLUSTER_INSTANCETYPE,
 }
-_PREFERENCE_KINDS = {
+_PREFERENCE_KINDS: Final = {
     "virtualmachinepreference": PREFERENCE, "virtualmachinepreferences": PREFERENCE,
     "virtualmachineclusterpreference": CLUSTER_PREFERENCE, "virtualmachineclusterpreferences": CLUSTER_PREFERENCE,
 }

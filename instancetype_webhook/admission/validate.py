@@ -6,6 +6,8 @@ naming them (at most 120 characters).
 """
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.admission import envelope as rv
 from instancetype_webhook.admission.context import (
     INSTANCETYPE_GROUP,
@@ -19,7 +21,7 @@ from instancetype_webhook.admission.context import (
 from instancetype_webhook.kubevirt.causes import Verdict
 from instancetype_webhook.kubevirt.vm_webhook import admit_object, validate_vm
 
-REFERENCE_KINDS = frozenset({
+REFERENCE_KINDS: Final = frozenset({
     "VirtualMachineInstancetype", "VirtualMachineClusterInstancetype",
     "VirtualMachinePreference", "VirtualMachineClusterPreference",
 })

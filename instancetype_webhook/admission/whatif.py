@@ -13,11 +13,11 @@ import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["Answer", "WhatIf", "leaf_paths", "what_if"]
 
-ABSENT = "(absent)"
+ABSENT: Final = "(absent)"
 
 
 @dataclass(frozen=True)

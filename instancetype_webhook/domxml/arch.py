@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Final
 
 from instancetype_webhook.domxml.errors import DomainError
 
@@ -39,15 +40,15 @@ class ArchTraits:
         return "virtio-transitional" if transitional else "virtio-non-transitional"
 
 
-AMD64 = ArchTraits(name="amd64", os_arch="x86_64", default_machine="q35", vmport=True, mpx_validation=True,
-                   pci_hole64=True, video="vga")
-ARM64 = ArchTraits(name="arm64", os_arch="aarch64", default_machine="virt", usb_always=True, cpu_hotplug=False,
-                   extra_inputs=(("tablet", "usb"), ("keyboard", "usb")))
-S390X = ArchTraits(name="s390x", os_arch="s390x", default_machine="s390-ccw-virtio", usb_never=True,
-                   smbios_mode=False, rom_tuning=False, memfd=False, virtio_model_fixed="virtio",
-                   scsi_model="virtio-scsi", extra_inputs=(("keyboard", "virtio"),))
+AMD64: Final = ArchTraits(name="amd64", os_arch="x86_64", default_machine="q35", vmport=True, mpx_validation=True,
+                          pci_hole64=True, video="vga")
+ARM64: Final = ArchTraits(name="arm64", os_arch="aarch64", default_machine="virt", usb_always=True, cpu_hotplug=False,
+                          extra_inputs=(("tablet", "usb"), ("keyboard", "usb")))
+S390X: Final = ArchTraits(name="s390x", os_arch="s390x", default_machine="s390-ccw-virtio", usb_never=True,
+                          smbios_mode=False, rom_tuning=False, memfd=False, virtio_model_fixed="virtio",
+                          scsi_model="virtio-scsi", extra_inputs=(("keyboard", "virtio"),))
 
-TRAITS: Mapping[str, ArchTraits] = MappingProxyType({t.name: t for t in (AMD64, ARM64, S390X)})
+TRAITS: Final[Mapping[str, ArchTraits]] = MappingProxyType({t.name: t for t in (AMD64, ARM64, S390X)})
 
 
 def traits_for(architecture: str) -> ArchTraits:
@@ -62,13 +63,13 @@ def traits_for(architecture: str) -> ArchTraits:
 
 # The firmware files each launcher image has in its OVMF directory (amd64: Fedora's edk2-ovmf without the
 # plain OVMF_CODE.fd; arm64: edk2-aarch64 without secure-boot builds; s390x: none, it boots without a loader).
-IMAGE_FIRMWARE: Mapping[str, frozenset[str]] = MappingProxyType({
+IMAGE_FIRMWARE: Final[Mapping[str, frozenset[str]]] = MappingProxyType({
     "amd64": frozenset({"OVMF_CODE.secboot.fd", "OVMF_VARS.fd", "OVMF_VARS.secboot.fd"}),
     "arm64": frozenset({"AAVMF_CODE.fd", "AAVMF_VARS.fd"}),
     "s390x": frozenset(),
 })
 # virt-config's per-architecture OVMF path defaults (architectureConfiguration.<arch>.ovmfPath).
-DEFAULT_OVMF_PATHS: Mapping[str, str] = MappingProxyType({
+DEFAULT_OVMF_PATHS: Final[Mapping[str, str]] = MappingProxyType({
     "amd64": "/usr/share/edk2/ovmf", "arm64": "/usr/share/AAVMF", "s390x": "",
 })
 

@@ -1,11 +1,13 @@
 """<clock>: offset (utc with adjustment, or timezone) and timers; only when the VMI has a clock."""
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, sub, yes_no
 
 # VMI timer name -> libvirt timer name, in the converter's order
-TIMERS = (("rtc", "rtc"), ("pit", "pit"), ("kvm", "kvmclock"), ("hpet", "hpet"), ("hyperv", "hypervclock"))
+TIMERS: Final = (("rtc", "rtc"), ("pit", "pit"), ("kvm", "kvmclock"), ("hpet", "hpet"), ("hyperv", "hypervclock"))
 
 
 def clock_element(conv: Conversion) -> Element | None:

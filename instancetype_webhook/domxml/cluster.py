@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml.arch import DEFAULT_OVMF_PATHS
 from instancetype_webhook.domxml.context import LauncherContext, SMBios
@@ -25,8 +25,8 @@ from instancetype_webhook.kubevirt.configuration import (
 )
 from instancetype_webhook.kubevirt.releases import NUMA_DISTANCES
 
-DEFAULT_MAX_HOTPLUG_RATIO = 4
-SMBIOS_FIELDS = ("manufacturer", "family", "product", "sku", "version")
+DEFAULT_MAX_HOTPLUG_RATIO: Final = 4
+SMBIOS_FIELDS: Final = ("manufacturer", "family", "product", "sku", "version")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class DomainConfig:
                        numa_distances=self.settings.release.has(NUMA_DISTANCES))
 
 
-DEFAULT_DOMAIN_CONFIG = DomainConfig()
+DEFAULT_DOMAIN_CONFIG: Final = DomainConfig()
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml.arch import DEFAULT_OVMF_PATHS, IMAGE_FIRMWARE, EFIEnvironment, detect_efi
 
-GIB = 2**30
+GIB: Final = 2**30
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
 """<cpu> (mode, model, features, topology, synthetic NUMA cell), <vcpu> and the hotplug <vcpus> list."""
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, sub, yes_no
 
-HOST_MODES = ("host-model", "host-passthrough")
+HOST_MODES: Final = ("host-model", "host-passthrough")
 
 
 def max_topology(conv: Conversion) -> tuple[int, int, int]:

@@ -2,14 +2,16 @@
 USB redirection, sound, TPM, panic, vsock."""
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, on_off, sub
 from instancetype_webhook.domxml.errors import DomainError
 
-PRIVATE = "/var/run/kubevirt-private"
-VIDEO_HEADS = 1
-VIDEO_VRAM = 16384
-USB_REDIR_COUNT = 4
+PRIVATE: Final = "/var/run/kubevirt-private"
+VIDEO_HEADS: Final = 1
+VIDEO_VRAM: Final = 16384
+USB_REDIR_COUNT: Final = 4
 
 
 def channel_elements(conv: Conversion) -> list[Element]:

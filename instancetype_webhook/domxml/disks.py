@@ -3,27 +3,27 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, sub
 from instancetype_webhook.domxml.errors import DomainError
 from instancetype_webhook.domxml.iothreads import IOThreadPlan
 
-EPHEMERAL_DIR = "/var/run/kubevirt-ephemeral-disks/disk-data"
-CONTAINER_DISK_DIR = "/var/run/kubevirt/container-disks"
-PVC_DIR = "/var/run/kubevirt-private/vmi-disks"
-CLOUD_INIT_DIR = "/var/run/kubevirt-ephemeral-disks/cloud-init-data"
-EMPTY_DISK_DIR = "/var/run/libvirt/empty-disks"
-CONFIG_DIRS = {"configMap": "/var/run/kubevirt-private/config-map-disks",
-               "secret": "/var/run/kubevirt-private/secret-disks",
-               "downwardAPI": "/var/run/kubevirt-private/downwardapi-disks",
-               "sysprep": "/var/run/kubevirt-private/sysprep-disks"}
-SERVICE_ACCOUNT_ISO = "/var/run/kubevirt-private/service-account-disk/service-account.iso"
-DOWNWARD_METRICS_DISK = "/var/run/kubevirt-private/downwardapi-disks/vhostmd0"
-PR_HELPER_SOCKET = "/var/run/kubevirt/daemons/pr/pr-helper.sock"
-ERROR_POLICIES = ("stop", "ignore", "report", "enospace")
-PREFIXES = {"virtio": "vd", "sata": "sd", "scsi": "sd", "usb": "sd"}
+EPHEMERAL_DIR: Final = "/var/run/kubevirt-ephemeral-disks/disk-data"
+CONTAINER_DISK_DIR: Final = "/var/run/kubevirt/container-disks"
+PVC_DIR: Final = "/var/run/kubevirt-private/vmi-disks"
+CLOUD_INIT_DIR: Final = "/var/run/kubevirt-ephemeral-disks/cloud-init-data"
+EMPTY_DISK_DIR: Final = "/var/run/libvirt/empty-disks"
+CONFIG_DIRS: Final = {"configMap": "/var/run/kubevirt-private/config-map-disks",
+                      "secret": "/var/run/kubevirt-private/secret-disks",
+                      "downwardAPI": "/var/run/kubevirt-private/downwardapi-disks",
+                      "sysprep": "/var/run/kubevirt-private/sysprep-disks"}
+SERVICE_ACCOUNT_ISO: Final = "/var/run/kubevirt-private/service-account-disk/service-account.iso"
+DOWNWARD_METRICS_DISK: Final = "/var/run/kubevirt-private/downwardapi-disks/vhostmd0"
+PR_HELPER_SOCKET: Final = "/var/run/kubevirt/daemons/pr/pr-helper.sock"
+ERROR_POLICIES: Final = ("stop", "ignore", "report", "enospace")
+PREFIXES: Final = {"virtio": "vd", "sata": "sd", "scsi": "sd", "usb": "sd"}
 
 
 @dataclass
@@ -230,7 +230,7 @@ def pci_address(text: str) -> Element:
                            "function": f"0x{function}"})
 
 
-MAX_CUSTOM_BLOCK_SIZE_S390X = 4096
+MAX_CUSTOM_BLOCK_SIZE_S390X: Final = 4096
 
 
 def _blockio(element: Element, disk: dict[str, Any], source: Source, architecture: str) -> None:

@@ -1,7 +1,7 @@
 """Assemble <domain> from the builders, in the order upstream's Go structs serialize it."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from lxml import etree
 
@@ -39,8 +39,8 @@ from instancetype_webhook.domxml.pinning import NumaPassthrough, Pinning
 from instancetype_webhook.domxml.qemucmd import qemu_commandline
 from instancetype_webhook.domxml.sysinfo import sysinfo_element
 
-QEMU_NS = "http://libvirt.org/schemas/domain/qemu/1.0"
-KUBEVIRT_NS = "http://kubevirt.io"
+QEMU_NS: Final = "http://libvirt.org/schemas/domain/qemu/1.0"
+KUBEVIRT_NS: Final = "http://kubevirt.io"
 
 
 def domain_type(conv: Conversion) -> str:

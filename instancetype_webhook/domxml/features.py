@@ -1,14 +1,14 @@
 """<features>: acpi, apic, Hyper-V enlightenments, smm, kvm, pvspinlock, pmu, vmport."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, on_off, sub
 
 # VMI field -> libvirt element, in libvirt's (Go struct) order; spinlocks, stimer, vendor_id are special.
-HYPERV_ORDER = ("relaxed", "vapic", "spinlocks", "vpindex", "runtime", "synic", "synictimer", "reset",
-                "vendorid", "frequencies", "reenlightenment", "tlbflush", "ipi", "evmcs")
+HYPERV_ORDER: Final = ("relaxed", "vapic", "spinlocks", "vpindex", "runtime", "synic", "synictimer", "reset",
+                       "vendorid", "frequencies", "reenlightenment", "tlbflush", "ipi", "evmcs")
 
 
 def _enabled(state: dict[str, Any] | None) -> bool:

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.disks import pci_address
 from instancetype_webhook.domxml.elements import Element, new, sub
 from instancetype_webhook.domxml.errors import DomainError
 
-PCI_ADDRESS = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+PCI_ADDRESS: Final = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
 
 def resource_variable(prefix: str, device_name: str) -> str:

@@ -1,7 +1,7 @@
 """<interface> devices for tap-attached bindings (bridge, masquerade) on pod and Multus networks."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.disks import pci_address
@@ -9,7 +9,7 @@ from instancetype_webhook.domxml.elements import Element, new, sub
 from instancetype_webhook.domxml.errors import DomainError
 
 # bridge and masquerade are attached through a pre-configured tap device ("ethernet" interfaces)
-MAX_QUEUES = 256
+MAX_QUEUES: Final = 256
 
 
 def interface_elements(conv: Conversion) -> list[Element]:

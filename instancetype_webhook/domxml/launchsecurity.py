@@ -1,12 +1,14 @@
 """<launchSecurity> for AMD SEV / SEV-SNP and Intel TDX guests."""
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, sub
 
-SEV_POLICY_NO_DEBUG = 1 << 0
-SEV_POLICY_ENCRYPTED_STATE = 1 << 2
-SNP_POLICY_DEFAULT = 0x30000  # reserved bit 17 set, SMT allowed (bit 16)
+SEV_POLICY_NO_DEBUG: Final = 1 << 0
+SEV_POLICY_ENCRYPTED_STATE: Final = 1 << 2
+SNP_POLICY_DEFAULT: Final = 0x30000  # reserved bit 17 set, SMT allowed (bit 16)
 
 
 def launch_security_element(conv: Conversion) -> Element | None:

@@ -1,14 +1,16 @@
 """<os>: machine, SMBIOS mode, boot menu, BIOS serial, EFI loader/NVRAM, kernel boot, ACPI tables."""
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, sub
 from instancetype_webhook.domxml.errors import DomainError
 
-NVRAM_DIR_ROOT = "/var/lib/libvirt/qemu/nvram"
-NVRAM_DIR_NONROOT = "/var/run/kubevirt-private/libvirt/qemu/nvram"
-KERNEL_BOOT_DIR = "/var/run/kubevirt/container-disks/kernel-boot"
-SECRET_DIR = "/var/run/kubevirt-private/secret"
+NVRAM_DIR_ROOT: Final = "/var/lib/libvirt/qemu/nvram"
+NVRAM_DIR_NONROOT: Final = "/var/run/kubevirt-private/libvirt/qemu/nvram"
+KERNEL_BOOT_DIR: Final = "/var/run/kubevirt/container-disks/kernel-boot"
+SECRET_DIR: Final = "/var/run/kubevirt-private/secret"
 
 
 def os_element(conv: Conversion) -> Element:

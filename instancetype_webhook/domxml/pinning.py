@@ -1,13 +1,15 @@
 """Dedicated CPUs: vCPU/emulator/IOThread pinning on the pod cpuset, and guest NUMA passthrough."""
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.domxml.context import NumaCell
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, sub
 from instancetype_webhook.domxml.errors import DomainError
 from instancetype_webhook.domxml.iothreads import IOThreadPlan
 
-SAME_CELL_DISTANCE = 10
+SAME_CELL_DISTANCE: Final = 10
 
 
 class Pinning:

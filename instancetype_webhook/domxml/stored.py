@@ -19,7 +19,7 @@ The VM first goes through the VM mutating webhook's instancetype stage (instance
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml import render_domain
 from instancetype_webhook.domxml.cluster import DEFAULT_DOMAIN_CONFIG, DomainConfig
@@ -30,8 +30,8 @@ from instancetype_webhook.kubevirt.expand import expand
 from instancetype_webhook.kubevirt.mutator import mutate_vm
 from instancetype_webhook.kubevirt.source import Source
 
-POLICIES = ("reference", "expand", "expandAll")
-AUTO_INPUT = {"name": "default-0"}
+POLICIES: Final = ("reference", "expand", "expandAll")
+AUTO_INPUT: Final = {"name": "default-0"}
 
 
 def stored_vm(vm: dict[str, Any], source: Source, config: DomainConfig = DEFAULT_DOMAIN_CONFIG) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 """<sysinfo type="smbios">: firmware UUID/serial, the cluster's SMBIOS strings, chassis."""
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.domxml.conversion import Conversion
 from instancetype_webhook.domxml.elements import Element, new, sub
 
-CHASSIS_FIELDS = ("manufacturer", "version", "serial", "asset", "sku")
+CHASSIS_FIELDS: Final = ("manufacturer", "version", "serial", "asset", "sku")
 
 
 def sysinfo_element(conv: Conversion) -> Element:

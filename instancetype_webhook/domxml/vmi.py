@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.domxml.errors import DomainError
 
 # virt-controller's namespace for the name-based ("legacy") firmware UUID.
-FIRMWARE_UUID_NAMESPACE = uuid.UUID("6a1a24a1-4061-4607-8bf4-a3963d0c5895")
+FIRMWARE_UUID_NAMESPACE: Final = uuid.UUID("6a1a24a1-4061-4607-8bf4-a3963d0c5895")
 # Our own namespace for a stable VMI uid when none is given (a real VMI gets a random one).
-VMI_UID_NAMESPACE = uuid.UUID("c0c3a4a8-9b1e-4a57-9d0e-6b6f1f0e5d11")
+VMI_UID_NAMESPACE: Final = uuid.UUID("c0c3a4a8-9b1e-4a57-9d0e-6b6f1f0e5d11")
 
 
 def firmware_uuid(vm_name: str) -> str:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-FIELD_VALUE_INVALID = "FieldValueInvalid"
-FIELD_VALUE_REQUIRED = "FieldValueRequired"
-FIELD_VALUE_NOT_SUPPORTED = "FieldValueNotSupported"
+FIELD_VALUE_INVALID: Final = "FieldValueInvalid"
+FIELD_VALUE_REQUIRED: Final = "FieldValueRequired"
+FIELD_VALUE_NOT_SUPPORTED: Final = "FieldValueNotSupported"
 
 ErrorKind = Literal["conflict", "notFound", "badRequest", "schema"]
 

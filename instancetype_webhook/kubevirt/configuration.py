@@ -23,7 +23,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.quantity import QuantityError, parse
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
@@ -46,8 +46,8 @@ __all__ = [
 
 
 # Upstream's default machine type per architecture (virt-config `architectureConfiguration`).
-DEFAULT_MACHINE_TYPES: Mapping[str, str] = MappingProxyType({"amd64": "q35", "arm64": "virt",
-                                                             "s390x": "s390-ccw-virtio"})
+DEFAULT_MACHINE_TYPES: Final[Mapping[str, str]] = MappingProxyType({"amd64": "q35", "arm64": "virt",
+                                                                    "s390x": "s390-ccw-virtio"})
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,12 @@ class ClusterSettings:
         return self.machine_type
 
 
-DEFAULT_SETTINGS = ClusterSettings()
+DEFAULT_SETTINGS: Final = ClusterSettings()
 
-_RATE = {"restClient": {"rateLimiter": {"tokenBucketRateLimiter": {"qps": 200, "burst": 400}}}}
+_RATE: Final = {"restClient": {"rateLimiter": {"tokenBucketRateLimiter": {"qps": 200, "burst": 400}}}}
 
 # virt-config defaultClusterConfig("amd64"), in the CR's JSON shape.
-DEFAULT_CONFIGURATION: dict[str, Any] = {
+DEFAULT_CONFIGURATION: Final[dict[str, Any]] = {
     "imagePullPolicy": "IfNotPresent",
     "developerConfiguration": {
         "memoryOvercommit": 100,
@@ -131,7 +131,7 @@ DEFAULT_CONFIGURATION: dict[str, Any] = {
 
 # Pointer fields (Go `*T`, `omitempty`): their zero value is printed, so it does override the default.
 # Every other zero-valued scalar is a non-pointer `omitempty` field that Go's encoder leaves out.
-_POINTER_FIELDS = frozenset({
+_POINTER_FIELDS: Final = frozenset({
     "cpuRequest", "evictionStrategy", "additionalGuestMemoryOverheadRatio", "memBalloonStatsPeriod",
     "virtualMachineInstancesPerNode", "vmRolloutStrategy", "network.permitSlirpInterface",
     "network.permitBridgeInterfaceOnPodNetwork", "liveUpdateConfiguration.maxCpuSockets",
@@ -139,9 +139,9 @@ _POINTER_FIELDS = frozenset({
     "mediatedDevicesConfiguration.enabled", "instancetype.referencePolicy", "commonInstancetypesDeployment.enabled",
     "virtTemplateDeployment.enabled", "persistentReservationConfiguration.enabled",
 })
-_POINTER_PREFIXES = ("migrations.", "virtualMachineOptions.", "confidentialCompute.")
-_PULL_POLICIES = ("", "Always", "Never", "IfNotPresent")
-_NETWORK_INTERFACES = ("", "bridge", "slirp", "masquerade")
+_POINTER_PREFIXES: Final = ("migrations.", "virtualMachineOptions.", "confidentialCompute.")
+_PULL_POLICIES: Final = ("", "Always", "Never", "IfNotPresent")
+_NETWORK_INTERFACES: Final = ("", "bridge", "slirp", "masquerade")
 
 
 class ConfigurationError(ValueError):

@@ -11,13 +11,13 @@ All functions take a VMI spec (`spec.template.spec`) dict and mutate it in place
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.quantity import QuantityError, parse
 
-UPSTREAM_DEFAULT_CPU_REQUEST = "100m"
+UPSTREAM_DEFAULT_CPU_REQUEST: Final = "100m"
 
 
 def _devices(spec: dict[str, Any]) -> dict[str, Any]:

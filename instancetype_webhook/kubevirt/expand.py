@@ -46,7 +46,7 @@ Copying: only `spec.template` is deep-copied (the subtree the steps write); `met
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.apply import conflicts_error
 from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
@@ -127,7 +127,7 @@ def default_template_spec(vm: dict[str, Any], settings: ClusterSettings = DEFAUL
         set_vmi_spec_defaults(_template_spec(vm), settings)
 
 
-_DATA_ERRORS = (QuantityError, TypeError, AttributeError, ValueError, KeyError, IndexError)
+_DATA_ERRORS: Final = (QuantityError, TypeError, AttributeError, ValueError, KeyError, IndexError)
 
 
 class _DataErrors:
@@ -143,7 +143,7 @@ class _DataErrors:
             raise ExpandError("badRequest", f"cannot expand VirtualMachine: {type(exc).__name__}: {exc}") from exc
 
 
-_DATA_ERRORS_CONTEXT = _DataErrors()
+_DATA_ERRORS_CONTEXT: Final = _DataErrors()
 
 
 def _data_errors() -> _DataErrors:
@@ -198,7 +198,7 @@ def shape_problem(vm: Any) -> str | None:
 
 # Non-pointer omitempty fields in the parts the instance type and preference own: Go never prints
 # their zero value (`sockets: 0`, `dedicatedCpuPlacement: false`, `model: ""`, ...).
-_GO_PLAIN_FIELDS = {
+_GO_PLAIN_FIELDS: Final = {
     "cpu": ("sockets", "cores", "threads", "maxSockets", "model", "dedicatedCpuPlacement", "isolateEmulatorThread"),
     "devices": ("disableHotplug",),
 }
@@ -211,7 +211,7 @@ def _drop_go_zero_values(domain: dict[str, Any]) -> None:
             domain[section] = {k: v for k, v in part.items() if not (k in keys and v in (0, "", False))}
 
 
-INVALID_VM = "Object is not a valid VirtualMachine"
+INVALID_VM: Final = "Object is not a valid VirtualMachine"
 
 
 def schema_error(vm: dict[str, Any]) -> ExpandError | None:

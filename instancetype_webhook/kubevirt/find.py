@@ -13,7 +13,7 @@ Errors are ExpandError values carrying upstream's exact text.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.releases import ReleaseProfile
@@ -26,11 +26,11 @@ from instancetype_webhook.kubevirt.source import (
     Source,
 )
 
-GROUP = "instancetype.kubevirt.io"
-OBJECT_NAME_LABEL = "instancetype.kubevirt.io/object-name"
+GROUP: Final = "instancetype.kubevirt.io"
+OBJECT_NAME_LABEL: Final = "instancetype.kubevirt.io/object-name"
 
 # kind -> (plural resource, singular resource)
-RESOURCES = {
+RESOURCES: Final = {
     INSTANCETYPE: ("virtualmachineinstancetypes", "virtualmachineinstancetype"),
     CLUSTER_INSTANCETYPE: ("virtualmachineclusterinstancetypes", "virtualmachineclusterinstancetype"),
     PREFERENCE: ("virtualmachinepreferences", "virtualmachinepreference"),
@@ -56,9 +56,9 @@ class _Family:
             raise ExpandError("badRequest", f"got unexpected kind in {self.label}: {kind}") from None
 
 
-INSTANCETYPE_FAMILY = _Family("instancetype", "instancetypeRef", "InstancetypeMatcher", INSTANCETYPE,
-                              CLUSTER_INSTANCETYPE)
-PREFERENCE_FAMILY = _Family("preference", "preferenceRef", "PreferenceMatcher", PREFERENCE, CLUSTER_PREFERENCE)
+INSTANCETYPE_FAMILY: Final = _Family("instancetype", "instancetypeRef", "InstancetypeMatcher", INSTANCETYPE,
+                                     CLUSTER_INSTANCETYPE)
+PREFERENCE_FAMILY: Final = _Family("preference", "preferenceRef", "PreferenceMatcher", PREFERENCE, CLUSTER_PREFERENCE)
 
 
 def resolve_kind(matcher: dict[str, Any] | None, preference: bool = False) -> str:

@@ -9,7 +9,7 @@ non-pointer omitempty scalar fields and the shapes of its nested fields.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 
 @dataclass(frozen=True)
@@ -18,17 +18,17 @@ class Shape:
     children: dict[str, Shape] = field(default_factory=dict)
 
 
-ANY = Shape()
-APIC = Shape(frozenset({"endOfInterrupt"}))
-KVM = Shape(frozenset({"hidden"}))
-HYPERV = Shape(children={"vendorid": Shape(frozenset({"vendorId"}))})
-_TICK = Shape(frozenset({"tickPolicy"}))
-TIMER = Shape(children={"hpet": _TICK, "pit": _TICK, "rtc": Shape(frozenset({"tickPolicy", "track"}))})
-CPU_FEATURE = Shape(frozenset({"policy"}))
-LAUNCH_SECURITY = Shape(children={"sev": Shape(frozenset({"session", "dhCert"}))})
-REALTIME = Shape(frozenset({"mask"}))
-HUGEPAGES = Shape(frozenset({"pageSize"}))
-DEVICE = Shape(frozenset({"tag"}))  # GPU and HostDevice items
+ANY: Final = Shape()
+APIC: Final = Shape(frozenset({"endOfInterrupt"}))
+KVM: Final = Shape(frozenset({"hidden"}))
+HYPERV: Final = Shape(children={"vendorid": Shape(frozenset({"vendorId"}))})
+_TICK: Final = Shape(frozenset({"tickPolicy"}))
+TIMER: Final = Shape(children={"hpet": _TICK, "pit": _TICK, "rtc": Shape(frozenset({"tickPolicy", "track"}))})
+CPU_FEATURE: Final = Shape(frozenset({"policy"}))
+LAUNCH_SECURITY: Final = Shape(children={"sev": Shape(frozenset({"session", "dhCert"}))})
+REALTIME: Final = Shape(frozenset({"mask"}))
+HUGEPAGES: Final = Shape(frozenset({"pageSize"}))
+DEVICE: Final = Shape(frozenset({"tag"}))  # GPU and HostDevice items
 
 
 def go_clone(value: Any, shape: Shape = ANY) -> Any:
@@ -51,10 +51,10 @@ def _is_zero(value: Any) -> bool:
 
 # Lists and maps that Go prints even when empty (no `omitempty` on the field): k8s NodeSelector's
 # `nodeSelectorTerms` and the guest agent's SSH key propagation `users`.
-_KEPT_EMPTY = frozenset({"nodeSelectorTerms", "users"})
+_KEPT_EMPTY: Final = frozenset({"nodeSelectorTerms", "users"})
 # The map-typed fields (`map[string]...`, all `omitempty`) a VirtualMachine can carry; every other JSON
 # object in it is a Go struct, which Go prints even when empty (`resources: {}`, `blank: {}`).
-_MAPS = frozenset({"labels", "annotations", "nodeSelector", "requests", "limits", "matchLabels"})
+_MAPS: Final = frozenset({"labels", "annotations", "nodeSelector", "requests", "limits", "matchLabels"})
 
 
 def go_printed(value: Any) -> Any:

@@ -24,15 +24,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 
 __all__ = ["StartedDevices", "guest_changes", "may_change", "preserve_guest", "review_guest", "started_devices"]
 
-AUTO_INPUT = "default-0"
-AUTOATTACH = ("GraphicsDevice", "MemBalloon", "PodInterface", "SerialConsole", "InputDevice")
-BINDINGS = ("bridge", "masquerade", "sriov", "passt", "slirp", "macvtap", "binding")
+AUTO_INPUT: Final = "default-0"
+AUTOATTACH: Final = ("GraphicsDevice", "MemBalloon", "PodInterface", "SerialConsole", "InputDevice")
+BINDINGS: Final = ("bridge", "masquerade", "sriov", "passt", "slirp", "macvtap", "binding")
 Json = dict[str, Any]
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED, Cause, ExpandError
 from instancetype_webhook.kubevirt.find import resolve_kind
 
-FIELD_VALUE_NOT_FOUND = "FieldValueNotFound"
-FAILURE_POLICIES = ("Ignore", "Reject")
+FIELD_VALUE_NOT_FOUND: Final = "FieldValueNotFound"
+FAILURE_POLICIES: Final = ("Ignore", "Reject")
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,9 @@ class MatcherKind:
     is_preference: bool
 
 
-INSTANCETYPE_MATCHER = MatcherKind("instancetype", "InstancetypeMatcher", False)
-PREFERENCE_MATCHER = MatcherKind("preference", "PreferenceMatcher", True)
-MATCHERS = (INSTANCETYPE_MATCHER, PREFERENCE_MATCHER)
+INSTANCETYPE_MATCHER: Final = MatcherKind("instancetype", "InstancetypeMatcher", False)
+PREFERENCE_MATCHER: Final = MatcherKind("preference", "PreferenceMatcher", True)
+MATCHERS: Final = (INSTANCETYPE_MATCHER, PREFERENCE_MATCHER)
 
 
 class UnknownKindError(ValueError):

@@ -9,14 +9,14 @@ The paths come from `releases.SCHEMA_ADDED`; `a.b[].c` walks every item of the l
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, SchemaKind
 from instancetype_webhook.kubevirt.source import Source
 
 __all__ = ["PrunedSource", "kind_of", "prune_object", "prune_to_release"]
 
-_KINDS: dict[str, SchemaKind] = {
+_KINDS: Final[dict[str, SchemaKind]] = {
     "VirtualMachineInstancetype": "instancetype", "VirtualMachineClusterInstancetype": "instancetype",
     "VirtualMachinePreference": "preference", "VirtualMachineClusterPreference": "preference",
     "VirtualMachine": "vm",
@@ -42,7 +42,7 @@ def _drop(node: Any, keys: list[str]) -> None:
         _drop(node.get(key), rest)
 
 
-VMI = "VirtualMachineInstance"
+VMI: Final = "VirtualMachineInstance"
 
 
 def prune_to_release(obj: Any, kind: SchemaKind, release: ReleaseProfile, vmi: bool = False) -> Any:

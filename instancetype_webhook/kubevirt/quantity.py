@@ -16,17 +16,18 @@ import struct
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
-BINARY_SI = "BinarySI"
-DECIMAL_SI = "DecimalSI"
-DECIMAL_EXPONENT = "DecimalExponent"
+BINARY_SI: Final = "BinarySI"
+DECIMAL_SI: Final = "DecimalSI"
+DECIMAL_EXPONENT: Final = "DecimalExponent"
 
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_DECIMAL_BY_EXP = {exp: suffix for suffix, exp in _DECIMAL.items()}
-_BINARY_BY_SHIFT = {shift: suffix for suffix, shift in _BINARY.items()}
-_PATTERN = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+_BINARY: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL: Final = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL_BY_EXP: Final = {exp: suffix for suffix, exp in _DECIMAL.items()}
+_BINARY_BY_SHIFT: Final = {shift: suffix for suffix, shift in _BINARY.items()}
+_PATTERN: Final = re.compile(
+    r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
 
 
 class QuantityError(ValueError):

@@ -6,9 +6,11 @@
 """
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.kubevirt.causes import Cause, Verdict
 
-MAX_CAUSES = 10
+MAX_CAUSES: Final = 10
 
 
 def reject(causes: list[Cause]) -> Verdict:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 __all__ = [
     "CHANGES", "DEFAULT_RELEASE", "GATES", "LINES", "MAIN_COMMIT", "MAIN_PROFILE", "PROFILES", "SCHEMA_ADDED",
@@ -38,8 +38,8 @@ __all__ = [
 
 GateState = Literal["Alpha", "Beta", "GA", "Deprecated"]
 SchemaKind = Literal["instancetype", "preference", "vm"]
-MAIN_COMMIT = "d923fdb815"
-DEFAULT_RELEASE = "main"
+MAIN_COMMIT: Final = "d923fdb815"
+DEFAULT_RELEASE: Final = "main"
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,8 @@ class Release:
         return "main" if self >= MAIN else f"v{self.major}.{self.minor}"
 
 
-_MAIN_KEY = (1, 10, 0, False)
-MAIN = Release(*_MAIN_KEY)
+_MAIN_KEY: Final = (1, 10, 0, False)
+MAIN: Final = Release(*_MAIN_KEY)
 
 
 def _v(major: int, minor: int, patch: int = 0) -> Release:
@@ -99,22 +99,22 @@ class Change(NamedTuple):
 
 
 # Names of the changes the code consults (constants, so a typo is a NameError, not a silent False).
-NUMA_DISTANCES = "numa-distances"
-EDK2_OVMF_LAYOUT = "edk2-ovmf-layout"
-CREATION_TIMESTAMP_OMITTED = "creation-timestamp-omitted"
-BETA_GATES_ON = "beta-gates-default-on"
-DISABLED_FEATURE_GATES = "disabled-feature-gates-field"
-PANIC_DEVICE_CREATION = "panic-device-creation"
-INFER_FROM_SNAPSHOTS = "infer-from-snapshots"
-LAUNCH_SECURITY_DEPRECATION_WARNING = "instancetype-launch-security-deprecated"
-POD_NETWORK_ADD_RESTART = "pod-network-add-requires-restart"
-MULTI_ARCHITECTURE_CHECK_REMOVED = "multi-architecture-check-removed"
-ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE = "arm64-efi-secure-boot-default-false"
-NAD_SWAP_ALWAYS_LIVE = "nad-swap-always-live"
-NAD_SWAP_MIGRATABLE_ONLY = "nad-swap-migratable-only"
-TDX_QGS_SOCKET_ANNOTATION = "tdx-qgs-socket-annotation"
+NUMA_DISTANCES: Final = "numa-distances"
+EDK2_OVMF_LAYOUT: Final = "edk2-ovmf-layout"
+CREATION_TIMESTAMP_OMITTED: Final = "creation-timestamp-omitted"
+BETA_GATES_ON: Final = "beta-gates-default-on"
+DISABLED_FEATURE_GATES: Final = "disabled-feature-gates-field"
+PANIC_DEVICE_CREATION: Final = "panic-device-creation"
+INFER_FROM_SNAPSHOTS: Final = "infer-from-snapshots"
+LAUNCH_SECURITY_DEPRECATION_WARNING: Final = "instancetype-launch-security-deprecated"
+POD_NETWORK_ADD_RESTART: Final = "pod-network-add-requires-restart"
+MULTI_ARCHITECTURE_CHECK_REMOVED: Final = "multi-architecture-check-removed"
+ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE: Final = "arm64-efi-secure-boot-default-false"
+NAD_SWAP_ALWAYS_LIVE: Final = "nad-swap-always-live"
+NAD_SWAP_MIGRATABLE_ONLY: Final = "nad-swap-migratable-only"
+TDX_QGS_SOCKET_ANNOTATION: Final = "tdx-qgs-socket-annotation"
 
-CHANGES: tuple[Change, ...] = (
+CHANGES: Final[tuple[Change, ...]] = (
     Change(DISABLED_FEATURE_GATES, _v(1, 8), "developerConfiguration.disabledFeatureGates exists", "-"),
     Change(CREATION_TIMESTAMP_OMITTED, _v(1, 8),
            "expand-vm-spec prints no `creationTimestamp: null` (apimachinery v0.34)", "§1"),
@@ -132,10 +132,10 @@ CHANGES: tuple[Change, ...] = (
     Change(NAD_SWAP_MIGRATABLE_ONLY, MAIN, "a NAD name change is live only on a migratable VMI", "8737323d0e"),
     Change(NUMA_DISTANCES, MAIN, "guest NUMA cells carry <distances>", "D3"),
 )
-_SINCE: Mapping[str, Release] = {change.name: change.since for change in CHANGES}  # the first release with each
+_SINCE: Final[Mapping[str, Release]] = {change.name: change.since for change in CHANGES}  # the first release with each
 
 # gate -> ((since, state), ...) in release order: upstream's featuregate active.go/inactive.go at each tag.
-GATES: Mapping[str, tuple[tuple[Release, GateState], ...]] = {
+GATES: Final[Mapping[str, tuple[tuple[Release, GateState], ...]]] = {
     "VideoConfig": ((_v(1, 7), "Beta"), (_v(1, 9), "GA")),
     "PanicDevices": ((_v(1, 7), "Beta"), (_v(1, 9), "GA")),
     "SecureExecution": ((_v(1, 7), "Beta"), (_v(1, 9), "GA")),
@@ -146,10 +146,10 @@ GATES: Mapping[str, tuple[tuple[Release, GateState], ...]] = {
     "HotplugVolumes": ((_v(1, 7), "Alpha"), (_v(1, 9), "Deprecated")),
 }
 
-_TLBFLUSH = ("spec.template.spec.domain.features.hyperv.tlbflush.direct",
-             "spec.template.spec.domain.features.hyperv.tlbflush.extended")
+_TLBFLUSH: Final = ("spec.template.spec.domain.features.hyperv.tlbflush.direct",
+                    "spec.template.spec.domain.features.hyperv.tlbflush.extended")
 # kind -> ((since, path), ...): fields added in `since`; a release before it prunes them. `[]` walks a list.
-SCHEMA_ADDED: Mapping[SchemaKind, tuple[tuple[Release, str], ...]] = {
+SCHEMA_ADDED: Final[Mapping[SchemaKind, tuple[tuple[Release, str], ...]]] = {
     "instancetype": (),
     "preference": (
         (_v(1, 8), "spec.features.preferredHyperv.tlbflush.direct"),
@@ -172,14 +172,14 @@ SCHEMA_ADDED: Mapping[SchemaKind, tuple[tuple[Release, str], ...]] = {
 }
 
 # The line of client-go's scheme/register.go that names the scheme in a decode error.
-_SCHEME_REGISTER_LINE = ((_v(1, 7), 42), (_v(1, 8), 43), (_v(1, 9), 44))
+_SCHEME_REGISTER_LINE: Final = ((_v(1, 7), 42), (_v(1, 8), 43), (_v(1, 9), 44))
 # A VirtualMachineInstance's spec is a VM's spec.template.spec: the VM's added paths there are the VMI's too.
-_VM_TEMPLATE = "spec.template."
-_AMD64_OVMF = {False: "/usr/share/OVMF", True: "/usr/share/edk2/ovmf"}
+_VM_TEMPLATE: Final = "spec.template."
+_AMD64_OVMF: Final = {False: "/usr/share/OVMF", True: "/usr/share/edk2/ovmf"}
 
 # The release lines and the newest patch of each that the project knows (the conformance answers' release).
-LINES: Mapping[str, Release] = {"v1.7": _v(1, 7, 4), "v1.8": _v(1, 8, 4), "v1.9": _v(1, 9, 0), "main": MAIN}
-OLDEST = _v(1, 7)
+LINES: Final[Mapping[str, Release]] = {"v1.7": _v(1, 7, 4), "v1.8": _v(1, 8, 4), "v1.9": _v(1, 9, 0), "main": MAIN}
+OLDEST: Final = _v(1, 7)
 
 
 @dataclass(frozen=True)
@@ -255,13 +255,13 @@ def line_profile(line: str) -> ReleaseProfile:
     return ReleaseProfile(LINES[line], reported=str(LINES[line]))
 
 
-PROFILES: Mapping[str, ReleaseProfile] = {line: line_profile(line) for line in LINES}
-MAIN_PROFILE = PROFILES["main"]
+PROFILES: Final[Mapping[str, ReleaseProfile]] = {line: line_profile(line) for line in LINES}
+MAIN_PROFILE: Final = PROFILES["main"]
 
-_SEMVER = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+|x))?(?P<rest>[-+].*)?$")
-_DESCRIBE = re.compile(r"-(\d+)-g([0-9a-f]{4,40})$")
-_DIGEST = re.compile(r"^(?:[^@\s]+@)?sha256:[0-9a-f]{12,64}$")
-_SUPPORTED = "supported: v1.7.x, v1.8.x, v1.9.x, main"
+_SEMVER: Final = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+|x))?(?P<rest>[-+].*)?$")
+_DESCRIBE: Final = re.compile(r"-(\d+)-g([0-9a-f]{4,40})$")
+_DIGEST: Final = re.compile(r"^(?:[^@\s]+@)?sha256:[0-9a-f]{12,64}$")
+_SUPPORTED: Final = "supported: v1.7.x, v1.8.x, v1.9.x, main"
 
 
 def parse_release(text: str) -> tuple[Release, str | None]:

@@ -24,7 +24,7 @@ Source; inputs are never changed.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -39,13 +39,13 @@ from instancetype_webhook.kubevirt.source import Source
 
 __all__ = ["Replacement", "Resized", "matcher", "matchers_changed", "named", "resize"]
 
-BASE = "spec.template.spec."
-DOMAIN = BASE + "domain."
-MAX_ROUNDS = 16  # memory reports one conflict at a time; the conflict set has 20 fields
-MAX_WARNING = 120
-_UNSET = object()
+BASE: Final = "spec.template.spec."
+DOMAIN: Final = BASE + "domain."
+MAX_ROUNDS: Final = 16  # memory reports one conflict at a time; the conflict set has 20 fields
+MAX_WARNING: Final = 120
+_UNSET: Final = object()
 # conflict path token -> VMI JSON key (upstream names the path after the instance type field)
-_JSON_KEYS = {"dedicatedCPUPlacement": "dedicatedCpuPlacement"}
+_JSON_KEYS: Final = {"dedicatedCPUPlacement": "dedicatedCpuPlacement"}
 
 
 class Replacement(NamedTuple):

@@ -16,7 +16,7 @@ The errors carry Go's texts, which name Go types (`%T`):
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import ExpandError
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
@@ -29,15 +29,15 @@ def scheme_name(release: ReleaseProfile = MAIN_PROFILE) -> str:
     return f"kubevirt.io/client-go/kubevirt/scheme/register.go:{release.scheme_register_line}"
 
 
-SCHEME_NAME = scheme_name()
-INSTANCETYPE_GV = "instancetype.kubevirt.io/v1beta1"
+SCHEME_NAME: Final = scheme_name()
+INSTANCETYPE_GV: Final = "instancetype.kubevirt.io/v1beta1"
 
-_OPTIONS = ("WatchEvent", "ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions",
-            "PatchOptions")
-_META_GO_PACKAGE = "v1"  # k8s.io/apimachinery/pkg/apis/meta/v1
+_OPTIONS: Final = ("WatchEvent", "ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions",
+                   "PatchOptions")
+_META_GO_PACKAGE: Final = "v1"  # k8s.io/apimachinery/pkg/apis/meta/v1
 
 # group/version -> (Go package name, kinds) registered in KubeVirt's client scheme (client-go/kubevirt/scheme).
-_SCHEME: dict[str, tuple[str, tuple[str, ...]]] = {
+_SCHEME: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
     INSTANCETYPE_GV: ("v1beta1", (
         "VirtualMachineInstancetype", "VirtualMachineInstancetypeList",
         "VirtualMachineClusterInstancetype", "VirtualMachineClusterInstancetypeList",
@@ -67,12 +67,12 @@ _SCHEME: dict[str, tuple[str, tuple[str, ...]]] = {
         "VirtualMachineSnapshotContentList", "VirtualMachineRestore", "VirtualMachineRestoreList")),
 }
 # metav1 types every group version gets (metav1.AddToGroupVersion), and the unversioned ones of "v1".
-_META_KINDS = frozenset(_OPTIONS)
-_UNVERSIONED = frozenset({"Status", "APIVersions", "APIGroupList", "APIGroup", "APIResourceList", *_OPTIONS})
+_META_KINDS: Final = frozenset(_OPTIONS)
+_UNVERSIONED: Final = frozenset({"Status", "APIVersions", "APIGroupList", "APIGroup", "APIResourceList", *_OPTIONS})
 
-_FIND_KIND_TYPE = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
-                   'Kind string "json:\\"kind,omitempty\\"" }')
-_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
+_FIND_KIND_TYPE: Final = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+                          'Kind string "json:\\"kind,omitempty\\"" }')
+_JSON_TYPES: Final = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
 
 
 def _fail(message: str) -> ExpandError:

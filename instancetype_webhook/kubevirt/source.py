@@ -7,24 +7,24 @@ Kinds are always the canonical kind names below; a Source returns the raw object
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
-INSTANCETYPE = "VirtualMachineInstancetype"
-CLUSTER_INSTANCETYPE = "VirtualMachineClusterInstancetype"
-PREFERENCE = "VirtualMachinePreference"
-CLUSTER_PREFERENCE = "VirtualMachineClusterPreference"
-CONTROLLER_REVISION = "ControllerRevision"
-KINDS = (INSTANCETYPE, CLUSTER_INSTANCETYPE, PREFERENCE, CLUSTER_PREFERENCE)
-CLUSTER_SCOPED = frozenset({CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE})
+INSTANCETYPE: Final = "VirtualMachineInstancetype"
+CLUSTER_INSTANCETYPE: Final = "VirtualMachineClusterInstancetype"
+PREFERENCE: Final = "VirtualMachinePreference"
+CLUSTER_PREFERENCE: Final = "VirtualMachineClusterPreference"
+CONTROLLER_REVISION: Final = "ControllerRevision"
+KINDS: Final = (INSTANCETYPE, CLUSTER_INSTANCETYPE, PREFERENCE, CLUSTER_PREFERENCE)
+CLUSTER_SCOPED: Final = frozenset({CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE})
 
 # What `inferFromVolume` reads (all namespaced): core/v1, cdi.kubevirt.io/v1beta1, snapshot.storage.k8s.io/v1.
-PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
-DATA_VOLUME = "DataVolume"
-DATA_SOURCE = "DataSource"
-VOLUME_SNAPSHOT = "VolumeSnapshot"
-VOLUME_KINDS = (PERSISTENT_VOLUME_CLAIM, DATA_VOLUME, DATA_SOURCE, VOLUME_SNAPSHOT)
+PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
+DATA_VOLUME: Final = "DataVolume"
+DATA_SOURCE: Final = "DataSource"
+VOLUME_SNAPSHOT: Final = "VolumeSnapshot"
+VOLUME_KINDS: Final = (PERSISTENT_VOLUME_CLAIM, DATA_VOLUME, DATA_SOURCE, VOLUME_SNAPSHOT)
 
 
 class KindNotServed(LookupError):

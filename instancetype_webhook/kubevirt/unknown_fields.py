@@ -15,7 +15,7 @@ newer release has is unknown to the older one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.releases import ReleaseProfile, SchemaKind
 
@@ -23,10 +23,10 @@ __all__ = ["OBJECT_META", "release_schema", "unknown_field_message", "unknown_fi
 
 Schema = Mapping[str, Any]
 
-_STRING_MAP: Schema = {"type": "object", "additionalProperties": {"type": "string"}}
-_STRINGS: Schema = {"type": "array", "items": {"type": "string"}}
+_STRING_MAP: Final[Schema] = {"type": "object", "additionalProperties": {"type": "string"}}
+_STRINGS: Final[Schema] = {"type": "array", "items": {"type": "string"}}
 # metav1.ObjectMeta's JSON fields (what the API server decodes `metadata` into, strictly).
-OBJECT_META: Schema = {"type": "object", "properties": {
+OBJECT_META: Final[Schema] = {"type": "object", "properties": {
     "name": {}, "generateName": {}, "namespace": {}, "selfLink": {}, "uid": {}, "resourceVersion": {},
     "generation": {}, "creationTimestamp": {}, "deletionTimestamp": {}, "deletionGracePeriodSeconds": {},
     "labels": _STRING_MAP, "annotations": _STRING_MAP, "finalizers": _STRINGS,
@@ -36,7 +36,7 @@ OBJECT_META: Schema = {"type": "object", "properties": {
         "manager": {}, "operation": {}, "apiVersion": {}, "time": {}, "fieldsType": {},
         "fieldsV1": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}, "subresource": {}}}},
 }}
-_TYPE_META = ("apiVersion", "kind")
+_TYPE_META: Final = ("apiVersion", "kind")
 
 
 def _key(path: str, key: str) -> str:

@@ -16,7 +16,7 @@ is code 400 with the error text and no causes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
@@ -35,7 +35,7 @@ from instancetype_webhook.kubevirt.source import Source
 
 __all__ = ["MAX_CAUSES", "MAX_WARNING_LENGTH", "admit_object", "reject", "validate_vm", "verdict_for_specs"]
 
-MAX_WARNING_LENGTH = 120
+MAX_WARNING_LENGTH: Final = 120
 
 Spec = dict[str, Any]
 

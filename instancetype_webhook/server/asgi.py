@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from starlette.concurrency import run_in_threadpool
@@ -33,7 +33,7 @@ from instancetype_webhook.settings import START_GRACE
 log = logging.getLogger("instancetype_webhook.server")
 Handler = Callable[[rv.Review, ReviewContext], ReviewReply]
 # The reviews this door answers: path -> (endpoint name for metrics and logs, the admission layer's decision)
-REVIEWS: dict[str, tuple[str, Handler]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
+REVIEWS: Final[dict[str, tuple[str, Handler]]] = {"/mutate": ("mutate", mutate), "/validate": ("validate", validate)}
 
 
 @dataclass

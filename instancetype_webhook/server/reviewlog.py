@@ -16,17 +16,17 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
-REVIEW_LOGGER = "instancetype_webhook.review"
+REVIEW_LOGGER: Final = "instancetype_webhook.review"
 log = logging.getLogger(REVIEW_LOGGER)
 
 _sink: Any = None  # a binary stream review lines go to directly (set by logconfig.configure), or None
 _pending: list[bytes] = []  # review lines written in this event-loop step, not yet on the sink
 _lock = threading.Lock()  # other threads log too (watches, TLS reload): they flush pending lines first
-SAMPLED = frozenset({"allowed", "skipped"})  # the outcomes whose lines are sampled (nothing refused or changed)
+SAMPLED: Final = frozenset({"allowed", "skipped"})  # the outcomes whose lines are sampled (nothing refused or changed)
 _every = 1  # 1 in _every sampled reviews gets a line (0: none)
 _seen = 0  # sampled reviews since the last one logged, modulo _every
 

@@ -172,10 +172,12 @@ def _releases_names_read(tree: ast.Module) -> set[str]:
 def _constants(tree: ast.Module) -> dict[str, str]:
     """change name -> the module constant holding it, in releases.py."""
     out = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name) and isinstance(node.value.value, str):
-            out[node.value.value] = node.targets[0].id
+    for node in tree.body:  # NAME = "..." or NAME: Final = "..."
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            out[value.value] = target.id
     return out
 
 

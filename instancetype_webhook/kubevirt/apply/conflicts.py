@@ -10,10 +10,12 @@ ioThreads, ioThreadsPolicy, launchSecurity, gpus, hostDevices, annotations (sort
 """
 from __future__ import annotations
 
+from typing import Final
+
 from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, Cause, ExpandError
 
-VM_BASE = "spec.template.spec"
-VMI_BASE = "spec"
+VM_BASE: Final = "spec.template.spec"
+VMI_BASE: Final = "spec"
 
 
 def conflict(base: str, *parts: str) -> Cause:

@@ -2,7 +2,7 @@
 instance type's CPU fields and compute the topology from `cpu.guest` and the preference."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.apply.conflicts import conflict
 from instancetype_webhook.kubevirt.causes import Cause
@@ -36,7 +36,7 @@ def cpu_conflicts(base: str, itype_cpu: dict[str, Any], domain: dict[str, Any]) 
 
 
 # instance type key -> VMI key, copied whenever the instance type sets them
-_COPIED = (
+_COPIED: Final = (
     ("model", "model"),
     ("dedicatedCPUPlacement", "dedicatedCpuPlacement"),
     ("isolateEmulatorThread", "isolateEmulatorThread"),

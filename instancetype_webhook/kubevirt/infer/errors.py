@@ -7,14 +7,17 @@ an API that is not installed) are never ignorable.
 """
 from __future__ import annotations
 
-UNSUPPORTED_VOLUME_TYPE = "unable to infer defaults from volume {volume} as type is not supported"
-MISSING_VOLUME = "unable to find volume {volume} to infer defaults"
-MISSING_LABEL = "unable to find required {label} label on the volume"
-UNSUPPORTED_DATA_VOLUME_SOURCE = "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not supported"
-UNSUPPORTED_SOURCE_REF_KIND = "unable to infer defaults from DataVolumeSourceRef as Kind {kind} is not supported"
+from typing import Final
+
+UNSUPPORTED_VOLUME_TYPE: Final = "unable to infer defaults from volume {volume} as type is not supported"
+MISSING_VOLUME: Final = "unable to find volume {volume} to infer defaults"
+MISSING_LABEL: Final = "unable to find required {label} label on the volume"
+UNSUPPORTED_DATA_VOLUME_SOURCE: Final = (
+    "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not supported")
+UNSUPPORTED_SOURCE_REF_KIND: Final = "unable to infer defaults from DataVolumeSourceRef as Kind {kind} is not supported"
 # before KubeVirt v1.9 (releases.INFER_FROM_SNAPSHOTS) a DataSource was followed to its PVC only
-MISSING_DATA_SOURCE_PVC = "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC"
-MISSING_DATA_SOURCE_SOURCE = (
+MISSING_DATA_SOURCE_PVC: Final = "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC"
+MISSING_DATA_SOURCE_SOURCE: Final = (
     "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC or DataVolumeSourceSnapshot"
 )
 

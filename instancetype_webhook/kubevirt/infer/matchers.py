@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.infer.errors import InferenceError
 from instancetype_webhook.kubevirt.infer.volume import (
@@ -30,8 +30,9 @@ from instancetype_webhook.kubevirt.infer.volume import (
 from instancetype_webhook.kubevirt.releases import INFER_FROM_SNAPSHOTS, MAIN_PROFILE, ReleaseProfile
 from instancetype_webhook.kubevirt.source import Source
 
-IGNORE = "Ignore"
-MATCHERS: tuple[tuple[str, LabelPair], ...] = (("instancetype", INSTANCETYPE_LABELS), ("preference", PREFERENCE_LABELS))
+IGNORE: Final = "Ignore"
+MATCHERS: Final[tuple[tuple[str, LabelPair], ...]] = (("instancetype", INSTANCETYPE_LABELS),
+                                                      ("preference", PREFERENCE_LABELS))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, Final, TypeGuard
 
 from instancetype_webhook.kubevirt.infer.errors import (
     MISSING_DATA_SOURCE_PVC,
@@ -47,13 +47,13 @@ from instancetype_webhook.kubevirt.source import (
     Source,
 )
 
-DEFAULT_INSTANCETYPE_LABEL = "instancetype.kubevirt.io/default-instancetype"
-DEFAULT_INSTANCETYPE_KIND_LABEL = "instancetype.kubevirt.io/default-instancetype-kind"
-DEFAULT_PREFERENCE_LABEL = "instancetype.kubevirt.io/default-preference"
-DEFAULT_PREFERENCE_KIND_LABEL = "instancetype.kubevirt.io/default-preference-kind"
+DEFAULT_INSTANCETYPE_LABEL: Final = "instancetype.kubevirt.io/default-instancetype"
+DEFAULT_INSTANCETYPE_KIND_LABEL: Final = "instancetype.kubevirt.io/default-instancetype-kind"
+DEFAULT_PREFERENCE_LABEL: Final = "instancetype.kubevirt.io/default-preference"
+DEFAULT_PREFERENCE_KIND_LABEL: Final = "instancetype.kubevirt.io/default-preference-kind"
 
 # kind -> the resource in Kubernetes' NotFound text (`<resource> "<name>" not found`)
-RESOURCES = {
+RESOURCES: Final = {
     PERSISTENT_VOLUME_CLAIM: "persistentvolumeclaims",
     DATA_VOLUME: "datavolumes.cdi.kubevirt.io",
     DATA_SOURCE: "datasources.cdi.kubevirt.io",
@@ -69,8 +69,8 @@ class LabelPair:
     kind: str
 
 
-INSTANCETYPE_LABELS = LabelPair(DEFAULT_INSTANCETYPE_LABEL, DEFAULT_INSTANCETYPE_KIND_LABEL)
-PREFERENCE_LABELS = LabelPair(DEFAULT_PREFERENCE_LABEL, DEFAULT_PREFERENCE_KIND_LABEL)
+INSTANCETYPE_LABELS: Final = LabelPair(DEFAULT_INSTANCETYPE_LABEL, DEFAULT_INSTANCETYPE_KIND_LABEL)
+PREFERENCE_LABELS: Final = LabelPair(DEFAULT_PREFERENCE_LABEL, DEFAULT_PREFERENCE_KIND_LABEL)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.hotplug import validate_live_update_memory, vcpus
@@ -23,10 +23,10 @@ from instancetype_webhook.kubevirt.quantity import (
     parse,
 )
 
-CPU_ERROR = ("HotPlugCPUError", "Error encountered while handling CPU change request: ")
-AFFINITY_ERROR = ("AffinityChangeError", "Error encountered while handling node affinity change request: ")
-TOLERATIONS_ERROR = ("TolerationsChangeError", "Error encountered while handling tolerations change request: ")
-MEMORY_ERROR = ("HotPlugMemoryError", "error encountered while handling memory hotplug requests: ")
+CPU_ERROR: Final = ("HotPlugCPUError", "Error encountered while handling CPU change request: ")
+AFFINITY_ERROR: Final = ("AffinityChangeError", "Error encountered while handling node affinity change request: ")
+TOLERATIONS_ERROR: Final = ("TolerationsChangeError", "Error encountered while handling tolerations change request: ")
+MEMORY_ERROR: Final = ("HotPlugMemoryError", "error encountered while handling memory hotplug requests: ")
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.quantity import BINARY_SI, Quantity, QuantityError, format_quantity, parse
 
-MAX_VCPUS = 512
-ALIGN_2M = 2 * 2**20
-ALIGN_1G = 2**30
-MIN_GUEST = 2**30
-DEFAULT_RATIO = 4
+MAX_VCPUS: Final = 512
+ALIGN_2M: Final = 2 * 2**20
+ALIGN_1G: Final = 2**30
+MIN_GUEST: Final = 2**30
+DEFAULT_RATIO: Final = 4
 
 
 def _obj(value: Any) -> dict[str, Any]:

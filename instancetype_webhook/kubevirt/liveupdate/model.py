@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import Verdict
 
-GENERIC_RESTART = "a non-live-updatable field was changed in the template spec"
+GENERIC_RESTART: Final = "a non-live-updatable field was changed in the template spec"
 
 # VMI condition types the hotplug handlers make the VMI controller add.
-HOT_VCPU_CHANGE = "HotVCPUChange"
-HOT_MEMORY_CHANGE = "HotMemoryChange"
+HOT_VCPU_CHANGE: Final = "HotVCPUChange"
+HOT_MEMORY_CHANGE: Final = "HotMemoryChange"
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.network import nad_name_live
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 
-ABSENT = "absent"
-_ORDINAL = re.compile(r"^net\d+$")
+ABSENT: Final = "absent"
+_ORDINAL: Final = re.compile(r"^net\d+$")
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ multus `networkName` (NAD) change is live on v1.8 only with the `LiveUpdateNADRe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.liveupdate.semantic import normalize
 from instancetype_webhook.kubevirt.releases import (
@@ -21,7 +21,7 @@ from instancetype_webhook.kubevirt.releases import (
     ReleaseProfile,
 )
 
-NAD_GATE = "LiveUpdateNADRef"
+NAD_GATE: Final = "LiveUpdateNADRef"
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ as upstream runs them:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import ExpandError, Verdict
 from instancetype_webhook.kubevirt.configuration import DEFAULT_CONFIGURATION, ClusterSettings
@@ -79,7 +79,7 @@ def _same_ref(matcher: dict[str, Any], ref: dict[str, Any], family_kind: str) ->
             and matcher.get("inferFromVolume") == ref.get("inferFromVolume"))
 
 
-STORE_ERROR = "error encountered while storing instancetype.kubevirt.io controllerRevisions: "
+STORE_ERROR: Final = "error encountered while storing instancetype.kubevirt.io controllerRevisions: "
 
 
 def store(vm: dict[str, Any], source: LayeredSource) -> tuple[dict[str, Any], SyncError | None]:

@@ -3,13 +3,13 @@
 sees them on top of the cluster's objects. Pure: the revisions are built in memory."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.find import INSTANCETYPE_FAMILY, OBJECT_NAME_LABEL, PREFERENCE_FAMILY
 from instancetype_webhook.kubevirt.source import Source
 
-API_VERSION = "instancetype.kubevirt.io/v1beta1"
-FAMILIES = ((INSTANCETYPE_FAMILY, "instancetype"), (PREFERENCE_FAMILY, "preference"))
+API_VERSION: Final = "instancetype.kubevirt.io/v1beta1"
+FAMILIES: Final = ((INSTANCETYPE_FAMILY, "instancetype"), (PREFERENCE_FAMILY, "preference"))
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.liveupdate.model import HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE, Plan
 from instancetype_webhook.kubevirt.liveupdate.semantic import normalize
 
 LIVE, RESTART, REFUSED, RETRY = "live", "restart", "refused", "retry"
 # Subtrees shown as one row (their parts only make sense together).
-_WHOLE = ("affinity", "tolerations", "nodeSelector", "volumes", "networks", "domain.devices.interfaces",
-          "domain.devices.disks", "domain.resources.requests", "domain.resources.limits")
+_WHOLE: Final = ("affinity", "tolerations", "nodeSelector", "volumes", "networks", "domain.devices.interfaces",
+                 "domain.devices.disks", "domain.resources.requests", "domain.resources.limits")
 
 
 @dataclass(frozen=True)

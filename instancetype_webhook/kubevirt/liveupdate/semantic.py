@@ -4,12 +4,12 @@ list equals an absent one, and so does the zero value of a non-pointer field (`s
 value (`autoattachPodInterface: false`, `features: {}`) is kept: it differs from an absent one."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.quantity import QuantityError, parse
 
 # Keys whose zero value Go keeps (pointer fields): a present false/0/"" or {} differs from an absent one.
-_POINTER_SCALARS = frozenset({
+_POINTER_SCALARS: Final = frozenset({
     "autoattachPodInterface", "autoattachGraphicsDevice", "autoattachSerialConsole", "autoattachMemBalloon",
     "autoattachInputDevice", "autoattachVSOCK", "blockMultiQueue", "networkInterfaceMultiqueue",
     "useVirtioTransitional", "enabled", "secureBoot", "persistent", "hostname", "subdomain",
@@ -17,7 +17,7 @@ _POINTER_SCALARS = frozenset({
     "bootOrder", "shareable", "dedicatedIOThread", "ioThreadsPolicy", "guest", "maxGuest", "schedulerName",
 })
 # JSON objects that are Go maps or non-pointer structs: empty equals absent.
-_VALUE_OBJECTS = frozenset({
+_VALUE_OBJECTS: Final = frozenset({
     "devices", "resources", "requests", "limits", "nodeSelector", "labels", "annotations", "metadata",
 })
 

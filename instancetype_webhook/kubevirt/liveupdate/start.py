@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import ExpandError
@@ -40,7 +40,7 @@ from instancetype_webhook.kubevirt.releases import ARM64_EFI_SECURE_BOOT_DEFAULT
 from instancetype_webhook.kubevirt.source import Source
 
 # virt-controller's namespace for the name-based ("legacy") firmware UUID.
-FIRMWARE_UUID_NAMESPACE = uuid.UUID("6a1a24a1-4061-4607-8bf4-a3963d0c5895")
+FIRMWARE_UUID_NAMESPACE: Final = uuid.UUID("6a1a24a1-4061-4607-8bf4-a3963d0c5895")
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -178,7 +178,7 @@ def running_vmi(vm: dict[str, Any], source: Source, settings: ClusterSettings) -
             "spec": spec, "status": status}
 
 
-ARM64_SECURE_BOOT_FIELD = "spec.domain.firmware.bootloader.efi.secureboot"
+ARM64_SECURE_BOOT_FIELD: Final = "spec.domain.firmware.bootloader.efi.secureboot"
 
 
 def _arm64_secure_boot_refusal(spec: dict[str, Any], settings: ClusterSettings) -> str | None:

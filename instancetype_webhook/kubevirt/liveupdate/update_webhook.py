@@ -9,7 +9,7 @@ architecture other than virt-api's own needs the MultiArchitecture gate: `MULTI_
 under LiveUpdate `validateLiveUpdateCPU` and, with an explicit `maxGuest`, `ValidateLiveUpdateMemory`."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from instancetype_webhook.kubevirt.apply.vmi import apply_to_template
 from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, Cause, ExpandError, Verdict
@@ -26,16 +26,16 @@ from instancetype_webhook.kubevirt.releases import MULTI_ARCHITECTURE_CHECK_REMO
 from instancetype_webhook.kubevirt.source import Source
 from instancetype_webhook.kubevirt.vm_webhook import validate_vm
 
-SOCKETS_FIELD = "spec.template.spec.domain.cpu.sockets"
-GUEST_FIELD = "spec.template.spec.domain.memory.guest"
-TOO_MANY_SOCKETS = "Number of sockets in CPU topology is greater than the maximum sockets allowed"
-ARCHITECTURE_FIELD = "spec.template.spec.architecture"
-MULTI_ARCHITECTURE_MSG = ("MultiArchitecture feature gate is not enabled in kubevirt-config, invalid entry "
-                          f"{ARCHITECTURE_FIELD}")
-PANIC_FIELD = "spec.template.spec.domain.devices.panicDevices"
-PANIC_GATE_MSG = "Panic Devices feature gate is not enabled in kubevirt-config"
+SOCKETS_FIELD: Final = "spec.template.spec.domain.cpu.sockets"
+GUEST_FIELD: Final = "spec.template.spec.domain.memory.guest"
+TOO_MANY_SOCKETS: Final = "Number of sockets in CPU topology is greater than the maximum sockets allowed"
+ARCHITECTURE_FIELD: Final = "spec.template.spec.architecture"
+MULTI_ARCHITECTURE_MSG: Final = ("MultiArchitecture feature gate is not enabled in kubevirt-config, invalid entry "
+                                 f"{ARCHITECTURE_FIELD}")
+PANIC_FIELD: Final = "spec.template.spec.domain.devices.panicDevices"
+PANIC_GATE_MSG: Final = "Panic Devices feature gate is not enabled in kubevirt-config"
 # runtime.GOARCH of virt-api: the architecture its own binary was built for (an amd64 control plane assumed)
-VIRT_API_ARCHITECTURE = "amd64"
+VIRT_API_ARCHITECTURE: Final = "amd64"
 
 
 def _obj(value: Any) -> dict[str, Any]:

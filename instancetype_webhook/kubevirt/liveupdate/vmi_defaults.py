@@ -34,25 +34,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.configuration import ClusterSettings
 from instancetype_webhook.kubevirt.defaults import set_vmi_spec_defaults
 from instancetype_webhook.kubevirt.liveupdate.hotplug import default_max_guest, default_max_sockets, is_live_update
 from instancetype_webhook.kubevirt.releases import ARM64_EFI_SECURE_BOOT_DEFAULT_FALSE, TDX_QGS_SOCKET_ANNOTATION
 
-DISK_KINDS = ("disk", "cdrom", "lun")
-DEFAULT_DISK_BUS: Mapping[str, str] = {"arm64": "virtio", "s390x": "virtio"}  # any other architecture: sata
-WATCHDOG_MODEL: Mapping[str, str] = {"s390x": "diag288"}  # any other architecture (not arm64): i6300esb
-HYPERV_DEPENDENCIES = (  # (feature, required feature), leaves first as upstream does
+DISK_KINDS: Final = ("disk", "cdrom", "lun")
+DEFAULT_DISK_BUS: Final[Mapping[str, str]] = {"arm64": "virtio", "s390x": "virtio"}  # any other architecture: sata
+WATCHDOG_MODEL: Final[Mapping[str, str]] = {"s390x": "diag288"}  # any other architecture (not arm64): i6300esb
+HYPERV_DEPENDENCIES: Final = (  # (feature, required feature), leaves first as upstream does
     ("evmcs", "vapic"), ("ipi", "vpindex"), ("tlbflush", "vpindex"), ("synictimer", "synic"), ("synic", "vpindex"),
 )
-TIMERS = ("hpet", "kvm", "pit", "rtc", "hyperv")
-PROBE_MINIMA = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3))
-PCI_TOPOLOGY_ANNOTATION = "kubevirt.io/pci-topology-version"
-QGS_SOCKET_ANNOTATION = "kubevirt.io/qgs-socket-path"
-DEFAULT_QGS_SOCKET_PATH = "/var/run/tdx-qgs/qgs.socket"
-NONROOT_USER = 107
+TIMERS: Final = ("hpet", "kvm", "pit", "rtc", "hyperv")
+PROBE_MINIMA: Final = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3))
+PCI_TOPOLOGY_ANNOTATION: Final = "kubevirt.io/pci-topology-version"
+QGS_SOCKET_ANNOTATION: Final = "kubevirt.io/qgs-socket-path"
+DEFAULT_QGS_SOCKET_PATH: Final = "/var/run/tdx-qgs/qgs.socket"
+NONROOT_USER: Final = 107
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,13 @@
 e.g. "CPU sockets 2 -> 4 will be hot-plugged" or "needs a restart: <upstream's message>". Pure."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.liveupdate.model import Plan
 from instancetype_webhook.kubevirt.quantity import QuantityError, canonical
 
-PREFIX = "live update: "
-_NAMES = {
+PREFIX: Final = "live update: "
+_NAMES: Final = {
     "spec.domain.cpu.sockets": ("CPU sockets", "hot-plugged"),
     "spec.domain.memory.guest": ("guest memory", "hot-plugged"),
     "spec.nodeSelector": ("nodeSelector", "updated on the running VMI"),
@@ -17,7 +17,7 @@ _NAMES = {
     "spec.domain.devices.interfaces": ("network interfaces", "hot-plugged or unplugged"),
     "spec.volumes": ("hotpluggable volumes", "hot-plugged or unplugged"),
 }
-_MISSING = ("FailedFindInstancetype", "FailedFindPreference")
+_MISSING: Final = ("FailedFindInstancetype", "FailedFindPreference")
 
 
 def _value_at(vmi: dict[str, Any], path: str) -> Any:

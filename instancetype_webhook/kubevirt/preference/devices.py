@@ -2,17 +2,17 @@
 what the VM leaves unset, except `preferredDisableHotplug`, which always overwrites."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.goshape import go_clone
 
 # preference key -> VMI devices key; applied when the VMI value is nil (copied)
-_POINTER_FIELDS = (
+_POINTER_FIELDS: Final = (
     ("preferredUseVirtioTransitional", "useVirtioTransitional"),
     ("preferredBlockMultiQueue", "blockMultiQueue"),
     ("preferredNetworkInterfaceMultiQueue", "networkInterfaceMultiqueue"),
 )
-_AUTOATTACH = (
+_AUTOATTACH: Final = (
     ("preferredAutoattachGraphicsDevice", "autoattachGraphicsDevice"),
     ("preferredAutoattachMemBalloon", "autoattachMemBalloon"),
     ("preferredAutoattachPodInterface", "autoattachPodInterface"),
@@ -20,7 +20,7 @@ _AUTOATTACH = (
     ("preferredAutoattachInputDevice", "autoattachInputDevice"),
 )
 # Interface binding methods (v1.InterfaceBindingMethod members) besides the `binding` plugin field.
-BINDING_METHODS = ("bridge", "slirp", "masquerade", "sriov", "macvtap", "passt")
+BINDING_METHODS: Final = ("bridge", "slirp", "masquerade", "sriov", "macvtap", "passt")
 
 
 def apply_device_preferences(prefs: dict[str, Any], spec: dict[str, Any]) -> None:

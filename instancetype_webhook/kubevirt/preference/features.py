@@ -2,15 +2,15 @@
 (the VMI field is not a pointer); Hyper-V is merged field by field unless hypervPassthrough is on."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.goshape import ANY, APIC, HYPERV, KVM, go_clone
 
-HYPERV_FIELDS = (
+HYPERV_FIELDS: Final = (
     "evmcs", "frequencies", "ipi", "reenlightenment", "relaxed", "reset", "runtime",
     "spinlocks", "synic", "synictimer", "tlbflush", "vapic", "vpindex", "vendorid",
 )
-_SIMPLE = (("preferredKvm", "kvm"), ("preferredPvspinlock", "pvspinlock"), ("preferredSmm", "smm"))
+_SIMPLE: Final = (("preferredKvm", "kvm"), ("preferredPvspinlock", "pvspinlock"), ("preferredSmm", "smm"))
 
 
 def apply_feature_preferences(prefs: dict[str, Any], domain: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import Cause
 from instancetype_webhook.kubevirt.preference.topology import (
@@ -26,27 +26,27 @@ from instancetype_webhook.kubevirt.preference.topology import (
 from instancetype_webhook.kubevirt.preference.validation import UINT32, uint32
 from instancetype_webhook.kubevirt.quantity import Quantity, parse
 
-FIELD_VALUE_NOT_FOUND = "FieldValueNotFound"
-MESSAGE_PREFIX = "failure checking preference requirements: "
-INSTANCETYPE_PATH = "spec.instancetype"
-CPU_PATH = "spec.template.spec.domain.cpu"
-MEMORY_PATH = "spec.template.spec.domain.memory"
-ARCHITECTURE_PATH = "spec.template.spec.architecture"
+FIELD_VALUE_NOT_FOUND: Final = "FieldValueNotFound"
+MESSAGE_PREFIX: Final = "failure checking preference requirements: "
+INSTANCETYPE_PATH: Final = "spec.instancetype"
+CPU_PATH: Final = "spec.template.spec.domain.cpu"
+MEMORY_PATH: Final = "spec.template.spec.domain.memory"
+ARCHITECTURE_PATH: Final = "spec.template.spec.architecture"
 
-INSTANCETYPE_CPU_MSG = ("insufficient CPU resources of {have} vCPU provided by instance type, "
-                        "preference requires {need} vCPU")
-VM_CPU_MSG = ("insufficient CPU resources of {have} vCPU provided by VirtualMachine, "
-              "preference requires {need} vCPU provided as {how}")
-NO_VM_CPU_MSG = "no CPU resources provided by VirtualMachine, preference requires {need} vCPU"
-INSTANCETYPE_MEMORY_MSG = ("insufficient Memory resources of {have} provided by instance type, "
-                           "preference requires {need}")
-VM_MEMORY_MSG = "insufficient Memory resources of {have} provided by VirtualMachine, preference requires {need}"
-ARCHITECTURE_MSG = "preference requires architecture {need} but {have} is being requested"
+INSTANCETYPE_CPU_MSG: Final = ("insufficient CPU resources of {have} vCPU provided by instance type, "
+                               "preference requires {need} vCPU")
+VM_CPU_MSG: Final = ("insufficient CPU resources of {have} vCPU provided by VirtualMachine, "
+                     "preference requires {need} vCPU provided as {how}")
+NO_VM_CPU_MSG: Final = "no CPU resources provided by VirtualMachine, preference requires {need} vCPU"
+INSTANCETYPE_MEMORY_MSG: Final = ("insufficient Memory resources of {have} provided by instance type, "
+                                  "preference requires {need}")
+VM_MEMORY_MSG: Final = "insufficient Memory resources of {have} provided by VirtualMachine, preference requires {need}"
+ARCHITECTURE_MSG: Final = "preference requires architecture {need} but {have} is being requested"
 
 # Which topology counts are multiplied (and reported) for each way of providing vCPUs.
-_SINGLE: dict[str, tuple[str, ...]] = {SOCKETS: ("sockets",), CORES: ("cores",), THREADS: ("threads",)}
-_ANY: tuple[str, ...] = ("cores", "sockets", "threads")
-_SPREAD: dict[str, tuple[str, ...]] = {
+_SINGLE: Final[dict[str, tuple[str, ...]]] = {SOCKETS: ("sockets",), CORES: ("cores",), THREADS: ("threads",)}
+_ANY: Final[tuple[str, ...]] = ("cores", "sockets", "threads")
+_SPREAD: Final[dict[str, tuple[str, ...]]] = {
     ACROSS_SOCKETS_CORES: ("sockets", "cores"),
     ACROSS_CORES_THREADS: ("cores", "threads"),
     ACROSS_SOCKETS_CORES_THREADS: ("sockets", "cores", "threads"),

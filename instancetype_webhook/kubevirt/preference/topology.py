@@ -4,22 +4,22 @@ requirements checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 SOCKETS, CORES, THREADS, SPREAD, ANY = "sockets", "cores", "threads", "spread", "any"
-DEPRECATED_TOPOLOGIES = {
+DEPRECATED_TOPOLOGIES: Final = {
     "preferSockets": SOCKETS,
     "preferCores": CORES,
     "preferThreads": THREADS,
     "preferSpread": SPREAD,
     "preferAny": ANY,
 }
-TOPOLOGIES = (SOCKETS, CORES, THREADS, SPREAD, ANY)
-ACROSS_SOCKETS_CORES = "SocketsCores"
-ACROSS_CORES_THREADS = "CoresThreads"
-ACROSS_SOCKETS_CORES_THREADS = "SocketsCoresThreads"
-DEFAULT_SPREAD_RATIO = 2
-THREADS_PER_CORE = 2
+TOPOLOGIES: Final = (SOCKETS, CORES, THREADS, SPREAD, ANY)
+ACROSS_SOCKETS_CORES: Final = "SocketsCores"
+ACROSS_CORES_THREADS: Final = "CoresThreads"
+ACROSS_SOCKETS_CORES_THREADS: Final = "SocketsCoresThreads"
+DEFAULT_SPREAD_RATIO: Final = 2
+THREADS_PER_CORE: Final = 2
 
 
 def preferred_topology(preference: Mapping[str, Any] | None) -> str:

@@ -9,7 +9,7 @@ Specs are plain dicts (the JSON form of VirtualMachineInstancetypeSpec / Virtual
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, Cause
 from instancetype_webhook.kubevirt.preference.topology import (
@@ -22,21 +22,21 @@ from instancetype_webhook.kubevirt.preference.topology import (
     spread_options,
 )
 
-UINT32 = 0xFFFFFFFF
+UINT32: Final = 0xFFFFFFFF
 
-INSTANCETYPE_CPU_GUEST_PATH = "instancetype.spec.cpu.guest"
-SOCKETS_CORES_MSG = (
+INSTANCETYPE_CPU_GUEST_PATH: Final = "instancetype.spec.cpu.guest"
+SOCKETS_CORES_MSG: Final = (
     "{n} vCPUs provided by the instance type are not divisible by the "
     "Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of {ratio} provided by the preference"
 )
-CORES_THREADS_MSG = ("{n} vCPUs provided by the instance type are not divisible by the number of threads per core "
-                     "{ratio}")
-SOCKETS_CORES_THREADS_MSG = (
+CORES_THREADS_MSG: Final = (
+    "{n} vCPUs provided by the instance type are not divisible by the number of threads per core {ratio}")
+SOCKETS_CORES_THREADS_MSG: Final = (
     "{n} vCPUs provided by the instance type are not divisible by the number of threads per core "
     "{threads} and Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of {ratio}"
 )
 # Hardening (spec 2.4): upstream divides by a ratio of 0 and panics; we reject instead.
-ZERO_RATIO_MSG = (
+ZERO_RATIO_MSG: Final = (
     "{n} vCPUs provided by the instance type cannot be spread with the "
     "Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of 0 provided by the preference"
 )
