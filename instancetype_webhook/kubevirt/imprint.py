@@ -27,17 +27,17 @@ start with `/` (`/spec/template/metadata`). A list element with a `name` is addr
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import orjson
 
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 
-PROVENANCE_KEY = "instancetype-webhook.kubevirt.io/expanded-from"
-TEMPLATE_SPEC = "/spec/template/spec/"
-_SKIPPED = ("/status", "/metadata", "/spec/instancetype", "/spec/preference")
-_MISSING = object()
-_INDEX = re.compile(r"/[0-9]+(?:/|$)")
+PROVENANCE_KEY: Final = "instancetype-webhook.kubevirt.io/expanded-from"
+TEMPLATE_SPEC: Final = "/spec/template/spec/"
+_SKIPPED: Final = ("/status", "/metadata", "/spec/instancetype", "/spec/preference")
+_MISSING: Final = object()
+_INDEX: Final = re.compile(r"/[0-9]+(?:/|$)")
 
 __all__ = ["Edit", "PROVENANCE_KEY", "dotted", "imprint_from_patch", "patch_and_imprint", "read_provenance", "strip",
            "value_at"]
@@ -161,18 +161,22 @@ def _finer(old: Any, new: Any, path: str, flat: Any, set_: dict[str, Any], repla
 
 
 # ---- the patch and its imprint in one walk ---------------------------------------------------------
-# The same walk as patch.make_patch, carrying the imprint key of each path along (`key`: the pointer
-# with named list elements as `name=<name>`), so each operation's imprint entry is written as it is made.
+# The same walk as patch.make_patch, carrying along each node's imprint key (`key`: the pointer with named
+# list elements as `name=<name>`, already relative to the template spec) and whether what is written under it
+# is recorded (`state`), so each operation's imprint entry is written as it is made.
 
 Imprint = dict[str, Any]
-_CUT = len(TEMPLATE_SPEC)
+_TEMPLATE_SPEC_NODE: Final = TEMPLATE_SPEC[:-1]  # "/spec/template/spec": its children's keys are relative
+# what is written under a node: not recorded (under a _SKIPPED prefix), recorded, or recorded with each child
+# checked again (the root and /spec, whose children may be skipped)
+_SKIP, _CHECK, _RECORD = 0, 1, 2
 
 
 def patch_and_imprint(received: Any, flat: Any) -> tuple[list[dict[str, Any]], Imprint]:
     ops: list[dict[str, Any]] = []
     set_: dict[str, Any] = {}
     replaced: dict[str, Any] = {}
-    _walk(received, flat, "", "", ops, set_, replaced)
+    _walk(received, flat, "", "", _CHECK, ops, set_, replaced)
     out: Imprint = {}
     if set_:
         out["set"] = set_
@@ -181,71 +185,84 @@ def patch_and_imprint(received: Any, flat: Any) -> tuple[list[dict[str, Any]], I
     return ops, out
 
 
-def _relative(key: str) -> str:
-    return key[_CUT:] if key.startswith(TEMPLATE_SPEC) else key
+def _child_key(key: str, token: str) -> str:
+    """The imprint key of a child (`token` escaped or an element token): relative below the template spec."""
+    return token if key == _TEMPLATE_SPEC_NODE else f"{key}/{token}"
 
 
-def _walk(a: Any, b: Any, path: str, key: str, ops: list[dict[str, Any]], set_: dict[str, Any],
+def _child_state(state: int, child: str) -> int:
+    if state != _CHECK:
+        return state
+    if child.startswith(_SKIPPED):
+        return _SKIP
+    return _CHECK if child == "/spec" else _RECORD
+
+
+def _walk(a: Any, b: Any, path: str, key: str, state: int, ops: list[dict[str, Any]], set_: dict[str, Any],
           replaced: dict[str, Any]) -> None:
     if a is b or (type(a) is type(b) and a == b):
         return
-    _walk_changed(a, b, path, key, ops, set_, replaced)
+    _walk_changed(a, b, path, key, state, ops, set_, replaced)
 
 
-def _walk_changed(a: Any, b: Any, path: str, key: str, ops: list[dict[str, Any]], set_: dict[str, Any],
-                  replaced: dict[str, Any]) -> None:
+def _walk_changed(a: Any, b: Any, path: str, key: str, state: int, ops: list[dict[str, Any]],
+                  set_: dict[str, Any], replaced: dict[str, Any]) -> None:
     """_walk of two values known to differ (the caller compared them)."""
     ta, tb = type(a), type(b)
     if ta is dict and tb is dict:
-        _walk_dict(a, b, path, key, ops, set_, replaced)
+        _walk_dict(a, b, path, key, state, ops, set_, replaced)
     elif ta is list and tb is list:
-        _walk_list(a, b, path, key, ops, set_, replaced)
+        _walk_list(a, b, path, key, state, ops, set_, replaced)
     else:
         ops.append({"op": "replace", "path": path, "value": b})
-        if not path.startswith(_SKIPPED):
+        if state != _SKIP:
             _finer_at(a, b, key, set_, replaced)
 
 
-def _walk_dict(a: dict[str, Any], b: dict[str, Any], path: str, key: str, ops: list[dict[str, Any]],
-               set_: dict[str, Any], replaced: dict[str, Any]) -> None:
+def _walk_dict(a: dict[str, Any], b: dict[str, Any], path: str, key: str, state: int,
+               ops: list[dict[str, Any]], set_: dict[str, Any], replaced: dict[str, Any]) -> None:
     for name in a:
         if name not in b:
-            ops.append({"op": "remove", "path": path + "/" + _escape(name)})
-    skipped = _SKIPPED
+            ops.append({"op": "remove", "path": f"{path}/{_escape(name)}"})
     for name, value in b.items():
-        if name in a:
-            old = a[name]
-            if old is value or (type(old) is type(value) and old == value):
-                continue
-            token = _escape(name)
-            _walk_changed(old, value, path + "/" + token, key + "/" + token, ops, set_, replaced)
-        else:
-            token = _escape(name)
-            child = path + "/" + token
+        old = a.get(name, _MISSING)
+        if old is value or (type(old) is type(value) and old == value):  # _MISSING is never equal to a value
+            continue
+        token = _escape(name)
+        child = f"{path}/{token}"
+        child_state = _child_state(state, child)
+        if old is _MISSING:
             ops.append({"op": "add", "path": child, "value": value})
-            if not child.startswith(skipped):
-                set_[_relative(key + "/" + token)] = value
+            if child_state != _SKIP:
+                set_[_child_key(key, token)] = value
+        else:
+            _walk_changed(old, value, child, _child_key(key, token), child_state, ops, set_, replaced)
 
 
-def _walk_list(a: list[Any], b: list[Any], path: str, key: str, ops: list[dict[str, Any]], set_: dict[str, Any],
-               replaced: dict[str, Any]) -> None:
+def _walk_list(a: list[Any], b: list[Any], path: str, key: str, state: int, ops: list[dict[str, Any]],
+               set_: dict[str, Any], replaced: dict[str, Any]) -> None:
     # element by element into buffers, as make_patch does: a whole-list replace may take their place
     mine: list[dict[str, Any]] = []
     mine_set: dict[str, Any] = {}
     mine_replaced: dict[str, Any] = {}
     common = min(len(a), len(b))
     for i in range(common):
-        _walk(a[i], b[i], f"{path}/{i}", key + "/" + _element_token(b[i], i), mine, mine_set, mine_replaced)
+        old, new = a[i], b[i]
+        if old is new or (type(old) is type(new) and old == new):
+            continue
+        child = f"{path}/{i}"
+        _walk_changed(old, new, child, _child_key(key, _element_token(new, i)), _child_state(state, child), mine,
+                      mine_set, mine_replaced)
     for i in range(common, len(b)):
         child = f"{path}/{i}"
         mine.append({"op": "add", "path": child, "value": b[i]})
-        if not child.startswith(_SKIPPED):
-            mine_set[_relative(key + "/" + _element_token(b[i], i))] = b[i]
+        if _child_state(state, child) != _SKIP:
+            mine_set[_child_key(key, _element_token(b[i], i))] = b[i]
     for i in range(len(a) - 1, common - 1, -1):
         mine.append({"op": "remove", "path": f"{path}/{i}"})
     if len(mine) > 1 and len(mine) >= len(b):
         ops.append({"op": "replace", "path": path, "value": b})
-        if not path.startswith(_SKIPPED):
+        if state != _SKIP:
             _finer_at(a, b, key, set_, replaced)
     else:  # dict.update keeps the order and the last write of sequential assignment
         ops.extend(mine)
@@ -259,21 +276,23 @@ def _finer_at(old: Any, new: Any, key: str, set_: dict[str, Any], replaced: dict
         return
     if type(old) is dict and type(new) is dict:
         for name, value in new.items():
-            child = key + "/" + _escape(name)
-            if name in old:
-                _finer_at(old[name], value, child, set_, replaced)
+            child = _child_key(key, _escape(name))
+            previous = old.get(name, _MISSING)
+            if previous is _MISSING:
+                set_[child] = value
             else:
-                set_[_relative(child)] = value
+                _finer_at(previous, value, child, set_, replaced)
     elif type(old) is list and type(new) is list:
         before = {_element_token(e, i): e for i, e in enumerate(old)}
         for i, element in enumerate(new):
             token = _element_token(element, i)
-            if token in before:
-                _finer_at(before[token], element, key + "/" + token, set_, replaced)
+            previous = before.get(token, _MISSING)
+            if previous is _MISSING:
+                set_[_child_key(key, token)] = element
             else:
-                set_[_relative(key + "/" + token)] = element
+                _finer_at(previous, element, _child_key(key, token), set_, replaced)
     else:
-        replaced[_relative(key)] = [old, new]
+        replaced[key] = [old, new]
 
 
 # ---- stripping ----------------------------------------------------------------------------------

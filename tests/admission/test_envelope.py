@@ -61,7 +61,7 @@ _JSON_TREES = st.recursive(st.none() | st.integers(0, 3) | st.text(max_size=2),
 @settings(max_examples=300, deadline=None)
 def test_the_nesting_check_agrees_with_a_plain_recursion(doc: dict, limit: int):
     """parse_review's walk answers as the recursive reference below (the tests' own)."""
-    assert rv._depth_ok(doc, limit) == (_depth(doc) <= limit)
+    assert rv._nests_within(doc, limit) == (_depth(doc) <= limit)
 
 
 def _depth(node: object) -> int:
