@@ -9,7 +9,8 @@ from instancetype_webhook.admission.policy import NamespaceLabels, Policy
 from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, ClusterSettings
 from instancetype_webhook.kubevirt.source import Source
 
-VM_GROUP, VM_KIND = "kubevirt.io", "VirtualMachine"
+VM_GROUP: Final = "kubevirt.io"
+VM_KIND: Final = "VirtualMachine"
 INSTANCETYPE_GROUP: Final = "instancetype.kubevirt.io"
 
 

@@ -14,8 +14,8 @@ import pybase64
 from instancetype_webhook.kubevirt.causes import Cause, Verdict
 from instancetype_webhook.kubevirt.jsondata import COMPILED
 
-API_VERSIONS: Final = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
-OPERATIONS: Final = ("CREATE", "UPDATE", "DELETE", "CONNECT")
+API_VERSIONS: Final[tuple[str, ...]] = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+OPERATIONS: Final[tuple[str, ...]] = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 MAX_WARNING: Final = 120
 
 

@@ -31,8 +31,8 @@ from instancetype_webhook.kubevirt.configuration import DEFAULT_SETTINGS, Cluste
 __all__ = ["StartedDevices", "guest_changes", "may_change", "preserve_guest", "review_guest", "started_devices"]
 
 AUTO_INPUT: Final = "default-0"
-AUTOATTACH: Final = ("GraphicsDevice", "MemBalloon", "PodInterface", "SerialConsole", "InputDevice")
-BINDINGS: Final = ("bridge", "masquerade", "sriov", "passt", "slirp", "macvtap", "binding")
+AUTOATTACH: Final[tuple[str, ...]] = ("GraphicsDevice", "MemBalloon", "PodInterface", "SerialConsole", "InputDevice")
+BINDINGS: Final[tuple[str, ...]] = ("bridge", "masquerade", "sriov", "passt", "slirp", "macvtap", "binding")
 Json = dict[str, Any]
 
 

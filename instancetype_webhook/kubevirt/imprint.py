@@ -35,7 +35,7 @@ from instancetype_webhook.kubevirt.jsondata import clone_tree
 
 PROVENANCE_KEY: Final = "instancetype-webhook.kubevirt.io/expanded-from"
 TEMPLATE_SPEC: Final = "/spec/template/spec/"
-_SKIPPED: Final = ("/status", "/metadata", "/spec/instancetype", "/spec/preference")
+_SKIPPED: Final[tuple[str, ...]] = ("/status", "/metadata", "/spec/instancetype", "/spec/preference")
 _MISSING: Final = object()
 _INDEX: Final = re.compile(r"/[0-9]+(?:/|$)")
 
@@ -169,7 +169,9 @@ Imprint = dict[str, Any]
 _TEMPLATE_SPEC_NODE: Final = TEMPLATE_SPEC[:-1]  # "/spec/template/spec": its children's keys are relative
 # what is written under a node: not recorded (under a _SKIPPED prefix), recorded, or recorded with each child
 # checked again (the root and /spec, whose children may be skipped)
-_SKIP, _CHECK, _RECORD = 0, 1, 2
+_SKIP: Final = 0
+_CHECK: Final = 1
+_RECORD: Final = 2
 
 
 def patch_and_imprint(received: Any, flat: Any) -> tuple[list[dict[str, Any]], Imprint]:

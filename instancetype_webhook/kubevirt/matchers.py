@@ -19,7 +19,7 @@ from instancetype_webhook.kubevirt.causes import FIELD_VALUE_INVALID, FIELD_VALU
 from instancetype_webhook.kubevirt.find import resolve_kind
 
 FIELD_VALUE_NOT_FOUND: Final = "FieldValueNotFound"
-FAILURE_POLICIES: Final = ("Ignore", "Reject")
+FAILURE_POLICIES: Final[tuple[str, ...]] = ("Ignore", "Reject")
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class MatcherKind:
 
 INSTANCETYPE_MATCHER: Final = MatcherKind("instancetype", "InstancetypeMatcher", False)
 PREFERENCE_MATCHER: Final = MatcherKind("preference", "PreferenceMatcher", True)
-MATCHERS: Final = (INSTANCETYPE_MATCHER, PREFERENCE_MATCHER)
+MATCHERS: Final[tuple[MatcherKind, ...]] = (INSTANCETYPE_MATCHER, PREFERENCE_MATCHER)
 
 
 class UnknownKindError(ValueError):

@@ -16,7 +16,7 @@ CLUSTER_INSTANCETYPE: Final = "VirtualMachineClusterInstancetype"
 PREFERENCE: Final = "VirtualMachinePreference"
 CLUSTER_PREFERENCE: Final = "VirtualMachineClusterPreference"
 CONTROLLER_REVISION: Final = "ControllerRevision"
-KINDS: Final = (INSTANCETYPE, CLUSTER_INSTANCETYPE, PREFERENCE, CLUSTER_PREFERENCE)
+KINDS: Final[tuple[str, ...]] = (INSTANCETYPE, CLUSTER_INSTANCETYPE, PREFERENCE, CLUSTER_PREFERENCE)
 CLUSTER_SCOPED: Final = frozenset({CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE})
 
 # What `inferFromVolume` reads (all namespaced): core/v1, cdi.kubevirt.io/v1beta1, snapshot.storage.k8s.io/v1.
@@ -24,7 +24,7 @@ PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
 DATA_VOLUME: Final = "DataVolume"
 DATA_SOURCE: Final = "DataSource"
 VOLUME_SNAPSHOT: Final = "VolumeSnapshot"
-VOLUME_KINDS: Final = (PERSISTENT_VOLUME_CLAIM, DATA_VOLUME, DATA_SOURCE, VOLUME_SNAPSHOT)
+VOLUME_KINDS: Final[tuple[str, ...]] = (PERSISTENT_VOLUME_CLAIM, DATA_VOLUME, DATA_SOURCE, VOLUME_SNAPSHOT)
 
 
 class KindNotServed(LookupError):

@@ -36,7 +36,7 @@ def cpu_conflicts(base: str, itype_cpu: dict[str, Any], domain: dict[str, Any]) 
 
 
 # instance type key -> VMI key, copied whenever the instance type sets them
-_COPIED: Final = (
+_COPIED: Final[tuple[tuple[str, str], ...]] = (
     ("model", "model"),
     ("dedicatedCPUPlacement", "dedicatedCpuPlacement"),
     ("isolateEmulatorThread", "isolateEmulatorThread"),

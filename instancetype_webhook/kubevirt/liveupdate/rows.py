@@ -14,7 +14,10 @@ from typing import Any, Final
 from instancetype_webhook.kubevirt.liveupdate.model import HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE, Plan
 from instancetype_webhook.kubevirt.liveupdate.semantic import normalize
 
-LIVE, RESTART, REFUSED, RETRY = "live", "restart", "refused", "retry"
+LIVE: Final = "live"
+RESTART: Final = "restart"
+REFUSED: Final = "refused"
+RETRY: Final = "retry"
 # Subtrees shown as one row (their parts only make sense together).
 _WHOLE: Final = ("affinity", "tolerations", "nodeSelector", "volumes", "networks", "domain.devices.interfaces",
                  "domain.devices.disks", "domain.resources.requests", "domain.resources.limits")

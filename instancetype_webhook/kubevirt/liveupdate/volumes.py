@@ -6,13 +6,14 @@ running VMI with their disks, the ones it drops or changes leave it. Lists are p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from instancetype_webhook.kubevirt.jsondata import clone_tree
 from instancetype_webhook.kubevirt.liveupdate.semantic import semantic_equal
 from instancetype_webhook.kubevirt.releases import MAIN_PROFILE, ReleaseProfile
 
-GATE, LEGACY_GATE = "DeclarativeHotplugVolumes", "HotplugVolumes"
+GATE: Final = "DeclarativeHotplugVolumes"
+LEGACY_GATE: Final = "HotplugVolumes"
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -7,12 +7,12 @@ from typing import Any, Final
 from instancetype_webhook.kubevirt.goshape import go_clone
 
 # preference key -> VMI devices key; applied when the VMI value is nil (copied)
-_POINTER_FIELDS: Final = (
+_POINTER_FIELDS: Final[tuple[tuple[str, str], ...]] = (
     ("preferredUseVirtioTransitional", "useVirtioTransitional"),
     ("preferredBlockMultiQueue", "blockMultiQueue"),
     ("preferredNetworkInterfaceMultiQueue", "networkInterfaceMultiqueue"),
 )
-_AUTOATTACH: Final = (
+_AUTOATTACH: Final[tuple[tuple[str, str], ...]] = (
     ("preferredAutoattachGraphicsDevice", "autoattachGraphicsDevice"),
     ("preferredAutoattachMemBalloon", "autoattachMemBalloon"),
     ("preferredAutoattachPodInterface", "autoattachPodInterface"),
@@ -20,7 +20,7 @@ _AUTOATTACH: Final = (
     ("preferredAutoattachInputDevice", "autoattachInputDevice"),
 )
 # Interface binding methods (v1.InterfaceBindingMethod members) besides the `binding` plugin field.
-BINDING_METHODS: Final = ("bridge", "slirp", "masquerade", "sriov", "macvtap", "passt")
+BINDING_METHODS: Final[tuple[str, ...]] = ("bridge", "slirp", "masquerade", "sriov", "macvtap", "passt")
 
 
 def apply_device_preferences(prefs: dict[str, Any], spec: dict[str, Any]) -> None:

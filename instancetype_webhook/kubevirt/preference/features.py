@@ -6,11 +6,12 @@ from typing import Any, Final
 
 from instancetype_webhook.kubevirt.goshape import ANY, APIC, HYPERV, KVM, go_clone
 
-HYPERV_FIELDS: Final = (
+HYPERV_FIELDS: Final[tuple[str, ...]] = (
     "evmcs", "frequencies", "ipi", "reenlightenment", "relaxed", "reset", "runtime",
     "spinlocks", "synic", "synictimer", "tlbflush", "vapic", "vpindex", "vendorid",
 )
-_SIMPLE: Final = (("preferredKvm", "kvm"), ("preferredPvspinlock", "pvspinlock"), ("preferredSmm", "smm"))
+_SIMPLE: Final[tuple[tuple[str, str], ...]] = (
+    ("preferredKvm", "kvm"), ("preferredPvspinlock", "pvspinlock"), ("preferredSmm", "smm"))
 
 
 def apply_feature_preferences(prefs: dict[str, Any], domain: dict[str, Any]) -> None:

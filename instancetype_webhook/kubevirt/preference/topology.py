@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-SOCKETS, CORES, THREADS, SPREAD, ANY = "sockets", "cores", "threads", "spread", "any"
+SOCKETS: Final = "sockets"
+CORES: Final = "cores"
+THREADS: Final = "threads"
+SPREAD: Final = "spread"
+ANY: Final = "any"
 DEPRECATED_TOPOLOGIES: Final = {
     "preferSockets": SOCKETS,
     "preferCores": CORES,
@@ -14,7 +18,7 @@ DEPRECATED_TOPOLOGIES: Final = {
     "preferSpread": SPREAD,
     "preferAny": ANY,
 }
-TOPOLOGIES: Final = (SOCKETS, CORES, THREADS, SPREAD, ANY)
+TOPOLOGIES: Final[tuple[str, ...]] = (SOCKETS, CORES, THREADS, SPREAD, ANY)
 ACROSS_SOCKETS_CORES: Final = "SocketsCores"
 ACROSS_CORES_THREADS: Final = "CoresThreads"
 ACROSS_SOCKETS_CORES_THREADS: Final = "SocketsCoresThreads"
