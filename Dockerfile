@@ -5,8 +5,9 @@
 # as a numeric non-root user (matching the chart's runAsUser).
 #
 # COMPILE=1 (the default): the wheel's review path (the pure core and the review handlers, instancetype_webhook/compiled.py)
-# is compiled with mypyc, which cuts the CPU time of a review by about half (bench/README.md); the compiler,
-# the Python headers and mypy stay in the build stage. COMPILE=0 builds the pure-Python wheel.
+# is compiled with mypyc, which cuts the CPU time of a review by about half (bench/README.md), and GCC lays the
+# code out from a profile of a training run (tools/build_wheel.py); the compiler, the Python headers and mypy stay
+# in the build stage. COMPILE=0 builds the pure-Python wheel.
 #
 # BASE_IMAGE: any image with Python 3.11 and its venv module, python in /usr/local (python:3.11-slim) or
 # /usr (Debian's python3; tools/image/make-base.sh makes one where no registry can be reached).
@@ -31,7 +32,7 @@ RUN if [ "$COMPILE" = 1 ]; then \
     fi
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
-COPY tools/compile-requirements.txt tools/mypyc.ini tools/dependencies.py ./tools/
+COPY tools/compile-requirements.txt tools/mypyc.ini tools/dependencies.py tools/build_wheel.py tools/pgo_train.py ./tools/
 # The runtime dependencies as wheels, fetched once: the build tools' environment (mypy brings mypyc, which
 # type-checks the code against them) and the final one both install them from /deps.
 RUN python -m venv /opt/build \
@@ -40,11 +41,12 @@ RUN python -m venv /opt/build \
  && /opt/build/bin/pip install -q --no-index --find-links /deps -r /tmp/dependencies.txt \
  && /opt/build/bin/pip install -q -r tools/compile-requirements.txt
 COPY instancetype_webhook ./instancetype_webhook
-# Our wheel (package data as pyproject declares it; compiled under COMPILE=1), installed with its dependencies
-# into /opt/instancetype-webhook (binary wheels exist for lxml, orjson, cryptography); byte-compiled so that the
-# read-only image starts fast. Then out go the installers and the kubernetes client's asyncio copy
-# (kubernetes/aio, about 68 MB), which nothing here imports (tests/ship/test_image.py checks instancetype_webhook/ never does).
-RUN INSTANCETYPE_WEBHOOK_COMPILE="$COMPILE" /opt/build/bin/pip wheel --no-build-isolation --no-deps --wheel-dir /wheels . \
+# Our wheel (package data as pyproject declares it; under COMPILE=1 compiled, then compiled again laid out from a
+# profile of a training run: tools/build_wheel.py), installed with its dependencies into /opt/instancetype-webhook
+# (binary wheels exist for lxml, orjson, cryptography); byte-compiled so that the read-only image starts fast.
+# Then out go the installers and the kubernetes client's asyncio copy (kubernetes/aio, about 68 MB), which nothing
+# here imports (tests/ship/test_image.py checks instancetype_webhook/ never does).
+RUN INSTANCETYPE_WEBHOOK_COMPILE="$COMPILE" /opt/build/bin/python tools/build_wheel.py --wheel-dir /wheels \
  && python -m venv /opt/instancetype-webhook \
  && /opt/instancetype-webhook/bin/pip install --no-index --find-links /deps /wheels/instancetype_webhook-*.whl \
  && /opt/instancetype-webhook/bin/pip uninstall --yes pip setuptools wheel \

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,37 @@ print(json.dumps({{"extension": is_extension("instancetype_webhook.patch"), "sum
     from instancetype_webhook.patch import make_patch
 
     assert found["ops"] == make_patch(OLD, NEW)  # the pure module's answer, here in this process
+
+
+@pytest.mark.slow
+@pytest.mark.ci_tier  # two mypyc builds of one module and a training run: CI's make test-ci
+def test_the_profile_guided_build_trains_an_instrumented_build_then_builds_from_its_profile(tmp_path):
+    """tools/build_wheel.py as the image's build stage runs it, on a copy of what the Dockerfile copies."""
+    source = tmp_path / "source"
+    shutil.copytree(APP, source / "instancetype_webhook", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "setup.py", "README.md", "tools/mypyc.ini", "tools/build_wheel.py",
+                 "tools/pgo_train.py"):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, source / name)
+    env = {**os.environ, "INSTANCETYPE_WEBHOOK_COMPILE": "instancetype_webhook.patch"}
+    built = subprocess.run([sys.executable, str(source / "tools" / "build_wheel.py"), "--wheel-dir",
+                            str(tmp_path / "wheels")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=900)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert re.search(r"pgo_train: \d+ reviews: .*/mutate 200 patched", built.stdout)  # the instrumented build ran
+    (wheel,) = (tmp_path / "wheels").glob("instancetype_webhook-*.whl")
+    assert built.stdout.strip().endswith(str(wheel))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if n.startswith("instancetype_webhook/patch.") and n.endswith(".so")], names
+    assert not (source / "build").exists() or not list((source / "build").rglob("*.gcda"))  # no profile in the tree
+
+
+def test_a_profile_flag_that_is_not_generate_or_use_stops_the_build(tmp_path):
+    env = {**os.environ, "INSTANCETYPE_WEBHOOK_COMPILE": "instancetype_webhook.patch",
+           "INSTANCETYPE_WEBHOOK_PGO": "fast"}
+    built = subprocess.run([sys.executable, str(ROOT / "setup.py"), "--name"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode != 0 and "INSTANCETYPE_WEBHOOK_PGO: generate:DIR or use:DIR, not 'fast'" in built.stderr
 
 
 def test_the_build_environment_pins_the_mypy_and_stubs_the_static_checks_pin():

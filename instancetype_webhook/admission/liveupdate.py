@@ -41,8 +41,10 @@ def is_running(vm: dict[str, Any]) -> bool:
 def live_update_warnings(vm: dict[str, Any], old_vm: Any, operation: str, namespace: str, ctx: ReviewContext,
                          stored: dict[str, Any] | None = None) -> list[str]:
     """The warnings for this review (`stored`: the VM as the webhook stores it, when it rewrites it)."""
+    if operation != "UPDATE" or not isinstance(old_vm, dict):  # before getattr: a missing attribute costs a raise
+        return []
     get_vmi = getattr(ctx.source, "get_vmi", None)
-    if operation != "UPDATE" or not isinstance(old_vm, dict) or get_vmi is None or not is_running(old_vm):
+    if get_vmi is None or not is_running(old_vm):
         return []
     new_vm = stored if stored is not None else vm
     if _shape(new_vm) == _shape(old_vm):

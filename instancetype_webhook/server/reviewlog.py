@@ -78,12 +78,13 @@ def review_line(endpoint: str, request: Mapping[str, Any] | None, allowed: bool 
     obj = found if type(found := request.get("object")) is dict else request.get("oldObject")
     meta = found if type(obj) is dict and type(found := obj.get("metadata")) is dict else {}
     gvk = found if type(found := request.get("kind")) is dict else {}
+    # to the millisecond and microsecond by integer division: round(x, 3) costs several times as much
     line: dict[str, Any] = {
-        "ts": round(time.time(), 3), "msg": "review", "endpoint": endpoint, "uid": request.get("uid"),
+        "ts": time.time_ns() // 1_000_000 / 1000, "msg": "review", "endpoint": endpoint, "uid": request.get("uid"),
         "kind": gvk.get("kind"), "namespace": request.get("namespace") or meta.get("namespace"),
         "name": request.get("name") or meta.get("name") or meta.get("generateName"),
         "operation": request.get("operation"), "dryRun": bool(request.get("dryRun", False)),
-        "allowed": allowed, "patchOps": patch_ops, "durationMs": round(seconds * 1000, 3),
+        "allowed": allowed, "patchOps": patch_ops, "durationMs": int(seconds * 1_000_000) / 1000,
         "outcome": outcome, "httpStatus": status,
     }
     if policy:

@@ -61,8 +61,8 @@ def test_multi_stage_slim_non_root_entrypoint():
     assert ("ARG", "COMPILE=1") in steps[: steps.index(("FROM", froms[1]))]
     (compiler,) = [arg for op, arg in steps[: steps.index(("FROM", froms[1]))] if op == "RUN" and "gcc" in arg]
     assert compiler.startswith('if [ "$COMPILE" = 1 ]; then') and "rm -rf /var/lib/apt/lists/*" in compiler
-    assert ('INSTANCETYPE_WEBHOOK_COMPILE="$COMPILE" /opt/build/bin/pip wheel --no-build-isolation --no-deps '
-            "--wheel-dir /wheels .") in build
+    assert ('INSTANCETYPE_WEBHOOK_COMPILE="$COMPILE" /opt/build/bin/python tools/build_wheel.py '
+            "--wheel-dir /wheels") in build
     assert "/opt/build" not in " ".join(arg for _, arg in final)
 
 
