@@ -478,7 +478,7 @@ def test_app_never_imports_the_kubernetes_asyncio_client_the_image_leaves_out():
 
 def test_build_context_digest_follows_what_the_dockerfile_copies(tmp_path):
     copied = ("Dockerfile", "pyproject.toml", "setup.py", "README.md", "tools/compile-requirements.txt",
-              "tools/mypyc.ini", "tools/dependencies.py")
+              "tools/mypyc.ini", "tools/dependencies.py", "tools/build_wheel.py", "tools/pgo_train.py")
     for name in copied:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes((ROOT / name).read_bytes())
