@@ -6,7 +6,8 @@ everyday work, for the C compiler to lay the hot code out from.
 Drives the server's own ASGI app (`create_app`, in process, no sockets) with AdmissionReviews made up here from
 the bundled catalogue: every cluster instance type with the preferences in turn, on VMs of the shapes clusters
 run (a container disk with cloud-init, DataVolumeTemplates, several disks and networks, guest memory set by
-hand, an inferred or missing reference, a conflict, no reference at all), as CREATE and UPDATE reviews to
+hand: a conflict), and a few more (a missing reference, matchers inferred from a volume that cannot answer,
+under Ignore and Reject, a preference alone, no reference at all), as CREATE and UPDATE reviews to
 /mutate (policy expand) and /validate, and a few bodies the server must refuse. Prints how many reviews it sent
 and what they were answered. Run by an instrumented build, it writes the profile the next build reads; run by
 any build, it is a smoke test of the review path. Needs nothing beside the installed package.
@@ -67,18 +68,19 @@ def _memory_by_hand_vm() -> dict[str, Any]:
     return vm
 
 
-def _inferred_vm() -> dict[str, Any]:
-    vm = _data_volume_vm()
-    vm["template"]["spec"]["volumes"][0] = {"name": "root", "dataVolume": {"name": "root"}}
-    return vm
+def _inferring(policy: str) -> dict[str, Any]:
+    """A matcher inferred from the root volume (a DataVolume the catalogue cannot answer for: the policy decides)."""
+    return {"inferFromVolume": "root", "inferFromVolumeFailurePolicy": policy}
 
 
-def _vm(name: str, spec: dict[str, Any], instancetype: str | None, preference: str | None) -> dict[str, Any]:
+def _vm(name: str, spec: dict[str, Any], instancetype: str | dict[str, Any] | None,
+        preference: str | dict[str, Any] | None) -> dict[str, Any]:
     spec = copy.deepcopy(spec)
     if instancetype is not None:
-        spec["instancetype"] = {"name": instancetype, "kind": CLUSTER_INSTANCETYPE}
+        spec["instancetype"] = instancetype if isinstance(instancetype, dict) else \
+            {"name": instancetype, "kind": CLUSTER_INSTANCETYPE}
     if preference is not None:
-        spec["preference"] = {"name": preference}
+        spec["preference"] = preference if isinstance(preference, dict) else {"name": preference}
     return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
             "metadata": {"name": name, "namespace": "team-a", "labels": {"app": name}}, "spec": spec}
 
@@ -117,7 +119,9 @@ def reviews(catalog: Any) -> list[bytes]:
             out.append(_review(next(uid), relabelled, "UPDATE", vm))
     out.append(_review(next(uid), _vm("no-refs", _container_disk_vm(), None, None)))
     out.append(_review(next(uid), _vm("missing", _container_disk_vm(), "no-such-size", preferences[0])))
-    out.append(_review(next(uid), _vm("pref-only", _inferred_vm(), None, preferences[-1])))
+    out.append(_review(next(uid), _vm("pref-only", _data_volume_vm(), None, preferences[-1])))
+    out.append(_review(next(uid), _vm("inferred", _data_volume_vm(), _inferring("Ignore"), _inferring("Ignore"))))
+    out.append(_review(next(uid), _vm("not-inferred", _data_volume_vm(), _inferring("Reject"), preferences[0])))
     out.append(b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}')
     out.append(b"not json")
     return out
